@@ -1,0 +1,15 @@
+// ESM entry: the same objects as the CommonJS entry, as named exports.
+import cjs from './index.js';
+
+export const {
+  CURRENT_SESSION_VERSION,
+  SessionManager,
+  buildContextEntries,
+  buildSessionContext,
+  buildSessionProjection,
+  getLatestCompactionEntry,
+  migrateSessionEntries,
+  parseSessionEntries,
+  sessionEntryToContextMessages,
+} = cjs;
+export default cjs;

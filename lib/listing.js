@@ -1,0 +1,253 @@
+'use strict';
+// Finding and listing sessions. Each file is summarized in Rust off the main
+// thread (src/listing.rs); this file walks folders, applies the reference's
+// ordering, filtering and progress rules, and builds the SessionInfo objects.
+const fs = require('fs');
+const fsp = require('fs/promises');
+const path = require('path');
+const native = require('../binding.js');
+const paths = require('./paths.js');
+
+const MAX_CONCURRENT_SESSION_INFO_LOADS = 10;
+const MAX_CONCURRENT_SESSION_DISCOVERY_LOADS = 64;
+const CURRENT_SESSION_LIST_PUBLISH_INTERVAL = 10;
+const ALL_SESSION_LIST_PUBLISH_INTERVAL = 100;
+
+/** The header of a file, or null; discovery never throws. */
+function headerForDiscovery(file) {
+  try {
+    const line = native.readSessionHeader(file);
+    return line === null || line === '\0toolong' ? null : JSON.parse(line);
+  } catch {
+    return null;
+  }
+}
+
+function sessionCwdMatches(cwd, resolvedCwd) {
+  return typeof cwd === 'string' && cwd !== '' && paths.pathsEqual(paths.resolvePath(cwd), resolvedCwd);
+}
+
+function findMostRecentSession(sessionDir, cwd) {
+  const dir = paths.normalizePath(sessionDir);
+  const resolvedCwd = cwd ? paths.resolvePath(cwd) : undefined;
+  try {
+    const files = fs
+      .readdirSync(dir)
+      .filter((f) => f.endsWith('.jsonl'))
+      .map((f) => path.join(dir, f))
+      .map((p) => ({ path: p, mtime: fs.statSync(p).mtimeMs }))
+      .sort((a, b) => b.mtime - a.mtime);
+    for (const { path: file } of files) {
+      const header = headerForDiscovery(file);
+      if (header && (!resolvedCwd || sessionCwdMatches(header.cwd, resolvedCwd))) return file;
+    }
+    return null;
+  } catch {
+    return null;
+  }
+}
+
+function findById(cwd, id, sessionDir) {
+  const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
+  const filterCwd = sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
+  const resolvedCwd = paths.resolvePath(cwd);
+  try {
+    for (const f of fs.readdirSync(dir)) {
+      if (!f.endsWith('.jsonl')) continue;
+      const file = path.join(dir, f);
+      const header = headerForDiscovery(file);
+      if (header?.id !== id) continue;
+      if (filterCwd && !sessionCwdMatches(header.cwd, resolvedCwd)) continue;
+      return file;
+    }
+  } catch {
+    // Best-effort, as in the reference.
+  }
+  return undefined;
+}
+
+/** Turns a native summary into the reference's SessionInfo. */
+function sessionInfo(file, summary, stats) {
+  const header = JSON.parse(summary.header);
+  let lastActivity = summary.lastActivity ?? undefined;
+  for (const raw of summary.unparsedTimes) {
+    const t = new Date(JSON.parse(raw)).getTime();
+    if (!Number.isNaN(t)) lastActivity = Math.max(lastActivity ?? 0, t);
+  }
+  const headerTime = typeof header.timestamp === 'string' ? new Date(header.timestamp).getTime() : Number.NaN;
+  const modified =
+    typeof lastActivity === 'number' && lastActivity > 0
+      ? new Date(lastActivity)
+      : !Number.isNaN(headerTime)
+        ? new Date(headerTime)
+        : stats.mtime;
+  return {
+    path: file,
+    id: header.id,
+    cwd: typeof header.cwd === 'string' ? header.cwd : '',
+    name: summary.name ?? undefined,
+    parentSessionPath: header.parentSession,
+    created: new Date(header.timestamp),
+    modified,
+    messageCount: summary.messageCount,
+    firstMessage: summary.firstMessage || '(no messages)',
+    allMessagesText: summary.allMessagesText,
+  };
+}
+
+async function buildSessionInfo(file, signal, knownStats) {
+  try {
+    const stats = knownStats ?? (await fsp.stat(file));
+    signal?.throwIfAborted();
+    const summary = await native.summarizeSession(file);
+    signal?.throwIfAborted();
+    return summary ? sessionInfo(file, summary, stats) : null;
+  } catch {
+    signal?.throwIfAborted();
+    return null;
+  }
+}
+
+async function mapWithConcurrency(items, limit, map, signal) {
+  const results = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      signal?.throwIfAborted();
+      const index = next++;
+      results[index] = await map(items[index], index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, () => worker()));
+  return results;
+}
+
+function sortSessionInfos(sessions) {
+  return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+}
+
+function loadInfos(files, onLoaded, signal) {
+  return mapWithConcurrency(
+    files,
+    MAX_CONCURRENT_SESSION_INFO_LOADS,
+    async (file, index) => {
+      const info = await buildSessionInfo(file.path, signal, file.stats);
+      onLoaded(info, index);
+      return info;
+    },
+    signal,
+  );
+}
+
+async function listSessionsFromDir(dir, onProgress, signal) {
+  signal?.throwIfAborted();
+  if (!fs.existsSync(dir)) return [];
+  try {
+    const files = (await fsp.readdir(dir))
+      .filter((f) => f.endsWith('.jsonl'))
+      .sort((a, b) => b.localeCompare(a))
+      .map((f) => ({ path: path.join(dir, f) }));
+    const total = files.length;
+    const partial = [];
+    let loaded = 0;
+    const results = await loadInfos(
+      files,
+      (info) => {
+        loaded++;
+        if (info) partial.push(info);
+        const publish = loaded === 1 || loaded % CURRENT_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === files.length;
+        onProgress?.(loaded, total, publish ? sortSessionInfos([...partial]) : undefined);
+      },
+      signal,
+    );
+    return results.filter((info) => info !== null);
+  } catch {
+    signal?.throwIfAborted();
+    return [];
+  }
+}
+
+async function list(cwd, sessionDir, onProgress, signal) {
+  const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
+  const filterCwd = sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
+  const resolvedCwd = paths.resolvePath(cwd);
+  const include = (s) => !filterCwd || sessionCwdMatches(s.cwd, resolvedCwd);
+  const progress = onProgress ? (loaded, total, partial) => onProgress(loaded, total, partial?.filter(include)) : undefined;
+  const sessions = (await listSessionsFromDir(dir, progress, signal)).filter(include);
+  return sortSessionInfos(sessions);
+}
+
+async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
+  const customDir =
+    typeof sessionDirOrOnProgress === 'string' ? paths.normalizePath(sessionDirOrOnProgress) : undefined;
+  const progress =
+    typeof sessionDirOrOnProgress === 'function'
+      ? sessionDirOrOnProgress
+      : typeof onProgressOrSignal === 'function'
+        ? onProgressOrSignal
+        : undefined;
+  const abortSignal =
+    typeof sessionDirOrOnProgress === 'string' || typeof onProgressOrSignal === 'function'
+      ? signal
+      : (onProgressOrSignal ?? signal);
+  abortSignal?.throwIfAborted();
+  if (customDir) return sortSessionInfos(await listSessionsFromDir(customDir, progress, abortSignal));
+  const sessionsDir = paths.getSessionsDir();
+  try {
+    if (!fs.existsSync(sessionsDir)) return [];
+    const entries = await fsp.readdir(sessionsDir, { withFileTypes: true });
+    const dirs = entries
+      .filter((e) => e.isDirectory() || e.isSymbolicLink())
+      .map((e) => path.join(sessionsDir, e.name));
+    const dirFiles = await mapWithConcurrency(
+      dirs,
+      MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
+      async (dir) => {
+        try {
+          return (await fsp.readdir(dir)).filter((f) => f.endsWith('.jsonl')).map((f) => path.join(dir, f));
+        } catch {
+          return [];
+        }
+      },
+      abortSignal,
+    );
+    const candidates = await mapWithConcurrency(
+      dirFiles.flat(),
+      MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
+      async (file) => {
+        try {
+          return { path: file, stats: await fsp.stat(file) };
+        } catch {
+          return { path: file };
+        }
+      },
+      abortSignal,
+    );
+    candidates.sort(
+      (a, b) =>
+        (b.stats?.mtimeMs ?? Number.NEGATIVE_INFINITY) - (a.stats?.mtimeMs ?? Number.NEGATIVE_INFINITY) ||
+        path.basename(b.path).localeCompare(path.basename(a.path)),
+    );
+    const total = candidates.length;
+    let loaded = 0;
+    let firstLoaded = false;
+    const partial = [];
+    const results = await loadInfos(
+      candidates,
+      (info, index) => {
+        loaded++;
+        if (index === 0) firstLoaded = true;
+        if (info) partial.push(info);
+        const publish = firstLoaded && (index === 0 || loaded % ALL_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === total);
+        progress?.(loaded, total, publish ? sortSessionInfos([...partial]) : undefined);
+      },
+      abortSignal,
+    );
+    return sortSessionInfos(results.filter((info) => info !== null));
+  } catch {
+    abortSignal?.throwIfAborted();
+    return [];
+  }
+}
+
+module.exports = { findMostRecentSession, findById, list, listAll };

@@ -1,0 +1,622 @@
+'use strict';
+// The SessionManager class: the reference's API over a native session. Rust holds
+// the bytes, the index and the algorithms; this class keeps the entry objects it
+// has handed out (each built once, by JSON.parse of its line) so that identity
+// holds as in the reference, and the objects callers append are their own.
+const fs = require('fs');
+const path = require('path');
+const native = require('../binding.js');
+const { call } = require('./errors.js');
+const { keyOf, valueOfKey, metaOf } = require('./keys.js');
+const paths = require('./paths.js');
+const context = require('./context.js');
+const listing = require('./listing.js');
+
+const CURRENT_SESSION_VERSION = 3;
+// Lines parsed per JSON.parse when many entries are needed at once; bounded so a
+// batch of large lines stays well below V8's maximum string length.
+const PARSE_BATCH = 256;
+
+function assertValidSessionId(id) {
+  if (!/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/.test(id)) {
+    throw new Error(
+      "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character",
+    );
+  }
+}
+
+function sessionFileName(timestamp, id) {
+  return `${timestamp.replace(/[:.]/g, '-')}_${id}.jsonl`;
+}
+
+function headerCwd(header) {
+  return typeof header.cwd === 'string' ? header.cwd : undefined;
+}
+
+class SessionManager {
+  #native;
+  /** Entry objects by position; a hole is an entry not built yet. */
+  #objects = [];
+  #sessionId = '';
+  #cwd;
+  #sessionDir;
+  #persist;
+
+  constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries, openedNative) {
+    this.#cwd = paths.resolvePath(cwd);
+    this.#sessionDir = paths.normalizePath(sessionDir);
+    this.#persist = persist;
+    this.#native = new native.NativeSession(persist);
+    if (persist && this.#sessionDir && !fs.existsSync(this.#sessionDir)) {
+      fs.mkdirSync(this.#sessionDir, { recursive: true });
+    }
+    if (sessionFile) {
+      this.#setSessionFile(sessionFile, openedNative);
+    } else if (preloadedFileEntries?.length) {
+      this.#loadObjects(preloadedFileEntries, newSessionOptions);
+    } else {
+      this.newSession(newSessionOptions);
+    }
+  }
+
+  // ===== entry objects =====
+
+  #at(position) {
+    let entry = this.#objects[position];
+    if (entry === undefined) {
+      entry = JSON.parse(this.#native.line(position));
+      this.#objects[position] = entry;
+    }
+    return entry;
+  }
+
+  #allAt(positions) {
+    const objects = this.#objects;
+    const missing = [];
+    for (const p of positions) if (objects[p] === undefined) missing.push(p);
+    if (missing.length === 1) {
+      this.#at(missing[0]);
+    } else if (missing.length > 1) {
+      for (let start = 0; start < missing.length; start += PARSE_BATCH) {
+        const batch = missing.slice(start, start + PARSE_BATCH);
+        const parsed = JSON.parse(this.#native.linesArray(Uint32Array.from(batch)));
+        for (let i = 0; i < batch.length; i++) objects[batch[i]] = parsed[i];
+      }
+    }
+    const out = new Array(positions.length);
+    for (let i = 0; i < positions.length; i++) out[i] = objects[positions[i]];
+    return out;
+  }
+
+  #entryAt(position) {
+    return position < 0 ? undefined : this.#at(position);
+  }
+
+  // ===== loading =====
+
+  /** Switch to a different session file (used for resume and branching). */
+  setSessionFile(sessionFile) {
+    this.#setSessionFile(sessionFile);
+  }
+
+  #setSessionFile(sessionFile, openedNative) {
+    const resolved = paths.resolvePath(sessionFile);
+    // A rejected file leaves this manager as it was (see README: differences).
+    const loaded = openedNative ?? new native.NativeSession(this.#persist);
+    const outcome = openedNative ? 'loaded' : call(() => loaded.open(resolved));
+    if (outcome === 'missing') {
+      this.newSession();
+      this.#native.setFile(resolved);
+      return;
+    }
+    if (outcome === 'empty') {
+      this.newSession();
+      this.#native.setFile(resolved);
+      this.#rewriteFile();
+      this.#native.setFlushed(true);
+      return;
+    }
+    this.#native = loaded;
+    this.#objects = [];
+    this.#sessionId = this.#at(loaded.headerPosition()).id;
+  }
+
+  #loadObjects(entries, options) {
+    const header = entries.find((e) => e.type === 'session');
+    if (header) {
+      // Like the reference, the caller's array becomes the session's entries.
+      this.#objects = entries;
+      this.#sessionId = header.id;
+      context.migrateEntries(entries);
+    } else {
+      this.newSession(options);
+      this.#objects = this.#objects.concat(entries);
+    }
+    this.#native.loadObjects(this.#objects.map(metaOf));
+  }
+
+  newSession(options) {
+    if (options?.id !== undefined) assertValidSessionId(options.id);
+    this.#sessionId = options?.id ?? native.newSessionId();
+    const timestamp = new Date().toISOString();
+    const header = {
+      type: 'session',
+      version: CURRENT_SESSION_VERSION,
+      id: this.#sessionId,
+      timestamp,
+      cwd: this.#cwd,
+      parentSession: options?.parentSession,
+    };
+    this.#native.startNew(metaOf(header));
+    this.#objects = [header];
+    if (this.#persist) {
+      this.#native.setFile(path.join(this.getSessionDir(), sessionFileName(timestamp, this.#sessionId)));
+    }
+    return this.getSessionFile();
+  }
+
+  #rewriteFile() {
+    const pending = this.#native.pendingPositions();
+    const lines = pending.map((p) => JSON.stringify(this.#objects[p]));
+    call(() => this.#native.rewrite(pending, lines));
+  }
+
+  // ===== state =====
+
+  isPersisted() {
+    return this.#persist;
+  }
+
+  getCwd() {
+    return this.#cwd;
+  }
+
+  getSessionDir() {
+    return this.#sessionDir;
+  }
+
+  usesDefaultSessionDir() {
+    return paths.pathsEqual(this.#sessionDir, paths.getDefaultSessionDirPath(this.#cwd));
+  }
+
+  getSessionId() {
+    return this.#sessionId;
+  }
+
+  getSessionFile() {
+    return this.#native.file() ?? undefined;
+  }
+
+  getHeader() {
+    const position = this.#native.headerPosition();
+    return position < 0 ? null : this.#at(position);
+  }
+
+  getEntryCount() {
+    return this.#native.entryCount();
+  }
+
+  /** All entries but the header, as a new array; the entries are shared. */
+  getEntries() {
+    return this.#allAt(this.#native.entryPositions());
+  }
+
+  getSessionName() {
+    const position = this.#native.lastOfKind('session_info');
+    if (position < 0) return undefined;
+    return this.#at(position).name?.trim() || undefined;
+  }
+
+  // ===== appending =====
+
+  #newId() {
+    return this.#native.newId();
+  }
+
+  #leaf() {
+    return valueOfKey(this.#native.leaf());
+  }
+
+  /** Writes an entry the way `_persist` does, without adding it to the session. */
+  _persist(entry) {
+    const n = this.#native;
+    const plan = call(() => n.persistPlan('', false));
+    if (plan.mode === 0) return;
+    const flushPositions = plan.mode === 2 ? plan.pending : undefined;
+    const flushLines = flushPositions?.map((p) => JSON.stringify(this.#objects[p]));
+    const line = plan.mode === 1 ? JSON.stringify(entry) : '';
+    call(() => n.persistDetached(line, flushPositions, flushLines));
+  }
+
+  /** Writes the entry if the session is persisted (lazily: see `persistPlan`), then indexes it. */
+  #appendEntry(entry) {
+    const n = this.#native;
+    const meta = metaOf(entry);
+    const plan = call(() => n.persistPlan(meta.role, meta.kind === 'message'));
+    let line;
+    let flushPositions;
+    let flushLines;
+    if (plan.mode !== 0) {
+      if (plan.mode === 2) {
+        flushPositions = plan.pending;
+        flushLines = flushPositions.map((p) => JSON.stringify(this.#objects[p]));
+      }
+      line = JSON.stringify(entry);
+    }
+    const position = call(() => n.append(meta, line, flushPositions, flushLines));
+    this.#objects[position] = entry;
+  }
+
+  #newEntry(type) {
+    return { type, id: this.#newId(), parentId: this.#leaf(), timestamp: new Date().toISOString() };
+  }
+
+  appendMessage(message) {
+    const entry = { ...this.#newEntry('message'), message };
+    this.#appendEntry(entry);
+    return entry.id;
+  }
+
+  appendThinkingLevelChange(thinkingLevel) {
+    const entry = { ...this.#newEntry('thinking_level_change'), thinkingLevel };
+    this.#appendEntry(entry);
+    return entry.id;
+  }
+
+  appendModelChange(provider, modelId) {
+    const entry = { ...this.#newEntry('model_change'), provider, modelId };
+    this.#appendEntry(entry);
+    return entry.id;
+  }
+
+  appendUsage(kind, provider, model, usage, note) {
+    const entry = { ...this.#newEntry('usage'), kind, provider, model, usage, ...(note ? { note } : {}) };
+    this.#appendEntry(entry);
+    return entry;
+  }
+
+  appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage) {
+    const timestamp = new Date().toISOString();
+    const systemMessage = context.currentSystemMessage(this.buildSessionProjection().messages);
+    const id = this.#newId();
+    const entry = {
+      type: 'compaction',
+      id,
+      parentId: this.#leaf(),
+      timestamp,
+      summary,
+      firstKeptEntryId: firstKeptEntryId ?? id,
+      tokensBefore,
+      details,
+      usage,
+      fromHook,
+      ...(systemMessage ? { systemMessage: { ...systemMessage, timestamp: new Date(timestamp).getTime() } } : {}),
+    };
+    this.#appendEntry(entry);
+    return entry.id;
+  }
+
+  appendCustomEntry(customType, data) {
+    const entry = {
+      type: 'custom',
+      customType,
+      data,
+      id: this.#newId(),
+      parentId: this.#leaf(),
+      timestamp: new Date().toISOString(),
+    };
+    this.#appendEntry(entry);
+    return entry.id;
+  }
+
+  appendSessionInfo(name) {
+    const entry = { ...this.#newEntry('session_info'), name: name.replace(/[\r\n]+/g, ' ').trim() };
+    this.#appendEntry(entry);
+    return entry.id;
+  }
+
+  appendCustomMessageEntry(customType, content, display, details) {
+    const entry = {
+      type: 'custom_message',
+      customType,
+      content,
+      display,
+      details,
+      id: this.#newId(),
+      parentId: this.#leaf(),
+      timestamp: new Date().toISOString(),
+    };
+    this.#appendEntry(entry);
+    return entry.id;
+  }
+
+  appendContextEdit(targetId, replacement) {
+    if (
+      replacement !== null &&
+      (typeof replacement !== 'object' ||
+        !('content' in replacement) ||
+        (typeof replacement.content !== 'string' && !Array.isArray(replacement.content)))
+    ) {
+      throw new Error('Context edit replacement must be null or contain string/array content');
+    }
+    const target = this.getEntry(targetId);
+    if (!target) throw new Error(`Entry ${targetId} not found`);
+    if (!this.#native.onBranch(keyOf(targetId))) {
+      throw new Error(`Entry ${targetId} is not on the active branch`);
+    }
+    const role = target.type === 'message' ? target.message.role : 'custom';
+    const editable =
+      target.type === 'custom_message' ||
+      (target.type === 'message' && (role === 'user' || role === 'assistant' || role === 'toolResult'));
+    if (!editable) throw new Error(`Entry ${targetId} does not contribute editable model content`);
+    const normalized =
+      replacement !== null && (role === 'assistant' || role === 'toolResult') && typeof replacement.content === 'string'
+        ? { content: [{ type: 'text', text: replacement.content }] }
+        : replacement;
+    const entry = { ...this.#newEntry('context_edit'), targetId, replacement: normalized };
+    this.#appendEntry(entry);
+    return entry.id;
+  }
+
+  appendLabelChange(targetId, label) {
+    if (this.#native.get(keyOf(targetId)) < 0) throw new Error(`Entry ${targetId} not found`);
+    const entry = { ...this.#newEntry('label'), targetId, label };
+    this.#appendEntry(entry);
+    return entry.id;
+  }
+
+  // ===== tree =====
+
+  getLeafId() {
+    return this.#leaf();
+  }
+
+  getLeafEntry() {
+    const leaf = this.#leaf();
+    return leaf ? this.#entryAt(this.#native.get(keyOf(leaf))) : undefined;
+  }
+
+  getEntry(id) {
+    return this.#entryAt(this.#native.get(keyOf(id)));
+  }
+
+  getChildren(parentId) {
+    return this.#allAt(this.#native.children(keyOf(parentId)));
+  }
+
+  getLabel(id) {
+    const position = this.#native.label(keyOf(id));
+    return position < 0 ? undefined : this.#at(position).label;
+  }
+
+  getBranch(fromId) {
+    const start = fromId ?? this.#leaf();
+    return this.#allAt(this.#native.branch(start ? keyOf(start) : undefined));
+  }
+
+  buildContextEntries() {
+    return this.#allAt(call(() => this.#native.contextEntries()));
+  }
+
+  buildSessionProjection() {
+    const plan = call(() => this.#native.contextPlan());
+    this.#allAt(plan.entries);
+    return context.assembleProjection(plan, (p) => this.#at(p));
+  }
+
+  buildSessionContext() {
+    const { messages, thinkingLevel, model } = this.buildSessionProjection();
+    return { messages, thinkingLevel, model };
+  }
+
+  getTree() {
+    const plan = this.#native.tree();
+    const entries = this.#allAt(plan.positions);
+    const count = entries.length;
+    const nodes = new Array(count);
+    for (let i = 0; i < count; i++) {
+      if (plan.nodeOf[i] !== i) continue;
+      const labelPosition = plan.labelOf[i];
+      const labelEntry = labelPosition < 0 ? undefined : this.#at(labelPosition);
+      nodes[i] = {
+        entry: entries[i],
+        children: [],
+        label: labelEntry?.label,
+        labelTimestamp: labelEntry?.timestamp,
+      };
+    }
+    const { childStart, children } = plan;
+    for (let i = 0; i < count; i++) {
+      const node = nodes[i];
+      if (node === undefined) continue;
+      for (let c = childStart[i]; c < childStart[i + 1]; c++) node.children.push(nodes[children[c]]);
+    }
+    // Timestamps Rust could not read: sort those siblings the reference's way.
+    for (const n of plan.jsSort) {
+      nodes[n].children.sort(
+        (a, b) => new Date(a.entry.timestamp).getTime() - new Date(b.entry.timestamp).getTime(),
+      );
+    }
+    return Array.from(plan.roots, (r) => nodes[r]);
+  }
+
+  // ===== branching =====
+
+  branch(branchFromId) {
+    if (this.#native.get(keyOf(branchFromId)) < 0) throw new Error(`Entry ${branchFromId} not found`);
+    this.#native.setLeaf(keyOf(branchFromId));
+  }
+
+  resetLeaf() {
+    this.#native.setLeaf(undefined);
+  }
+
+  branchWithSummary(branchFromId, summary, details, fromHook, usage) {
+    if (branchFromId !== null && this.#native.get(keyOf(branchFromId)) < 0) {
+      throw new Error(`Entry ${branchFromId} not found`);
+    }
+    const fromId = this.#leaf() ?? 'root';
+    this.#native.setLeaf(branchFromId === null ? undefined : keyOf(branchFromId));
+    const entry = {
+      type: 'branch_summary',
+      id: this.#newId(),
+      parentId: branchFromId,
+      timestamp: new Date().toISOString(),
+      fromId,
+      summary,
+      details,
+      usage,
+      fromHook,
+    };
+    this.#appendEntry(entry);
+    return entry.id;
+  }
+
+  createBranchedSession(leafId) {
+    const previousSessionFile = this.getSessionFile();
+    const start = leafId ?? this.#leaf();
+    const newSessionId = native.newSessionId();
+    const timestamp = new Date().toISOString();
+    const newSessionFile = path.join(this.getSessionDir(), sessionFileName(timestamp, newSessionId));
+    const header = {
+      type: 'session',
+      version: CURRENT_SESSION_VERSION,
+      id: newSessionId,
+      timestamp,
+      cwd: this.#cwd,
+      parentSession: this.#persist ? previousSessionFile : undefined,
+    };
+    const old = this.#objects;
+    const outcome = call(
+      () =>
+        this.#native.branchSession(
+          start ? keyOf(start) : undefined,
+          metaOf(header),
+          JSON.stringify(header),
+          this.#persist ? newSessionFile : undefined,
+        ),
+      `Entry ${leafId} not found`,
+    );
+    const objects = [header];
+    const { kept, parents, firstKept } = outcome;
+    for (let i = 0; i < kept.length; i++) {
+      const entry = old[kept[i]];
+      if (entry === undefined) {
+        objects.length += 1;
+        continue;
+      }
+      const parentId = parents[i] === null ? null : valueOfKey(parents[i]);
+      objects.push(
+        entry.type === 'compaction'
+          ? { ...entry, parentId, firstKeptEntryId: valueOfKey(firstKept[i]) }
+          : { ...entry, parentId },
+      );
+    }
+    for (let i = 0; i < outcome.labelIds.length; i++) {
+      const source = old[outcome.labelSources[i]];
+      if (source === undefined) {
+        objects.length += 1;
+        continue;
+      }
+      const parent = outcome.labelParents[i];
+      objects.push({
+        type: 'label',
+        id: outcome.labelIds[i],
+        parentId: parent === null ? null : valueOfKey(parent),
+        timestamp: source.timestamp,
+        targetId: source.targetId,
+        label: source.label,
+      });
+    }
+    this.#objects = objects;
+    this.#sessionId = newSessionId;
+    return this.#persist ? newSessionFile : undefined;
+  }
+
+  // ===== factories =====
+
+  static create(cwd, sessionDir, options) {
+    const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
+    return new SessionManager(cwd, dir, undefined, true, options);
+  }
+
+  static open(filePath, sessionDir, cwdOverride) {
+    const resolved = paths.resolvePath(filePath);
+    let header = null;
+    let opened;
+    if (cwdOverride === undefined && fs.existsSync(resolved)) {
+      const line = call(() => native.readSessionHeader(resolved));
+      if (line === '\0toolong') {
+        // The bounded header scan is only a shortcut; a full load decides.
+        opened = new native.NativeSession(true);
+        const outcome = call(() => opened.open(resolved));
+        if (outcome === 'loaded' || outcome === 'migrated') header = JSON.parse(opened.line(opened.headerPosition()));
+        else opened = undefined;
+      } else if (line !== null) {
+        header = JSON.parse(line);
+      }
+    }
+    const cwd = cwdOverride ?? (header ? headerCwd(header) : undefined) ?? process.cwd();
+    const dir = sessionDir ? paths.normalizePath(sessionDir) : path.resolve(resolved, '..');
+    return new SessionManager(cwd, dir, resolved, true, undefined, undefined, opened);
+  }
+
+  static continueRecent(cwd, sessionDir) {
+    const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
+    const filterCwd = sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
+    const mostRecent = listing.findMostRecentSession(dir, filterCwd ? cwd : undefined);
+    return new SessionManager(cwd, dir, mostRecent ?? undefined, true);
+  }
+
+  static inMemory(cwd = process.cwd(), options, entries) {
+    return new SessionManager(cwd, '', undefined, false, options, entries);
+  }
+
+  static forkFrom(sourcePath, targetCwd, sessionDir, options) {
+    const source = paths.resolvePath(sourcePath);
+    const cwd = paths.resolvePath(targetCwd);
+    const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDirPath(cwd);
+    const invalidSource = () => new Error(`Cannot fork: source session file is empty or invalid: ${source}`);
+    let idError;
+    if (options?.id !== undefined) {
+      try {
+        assertValidSessionId(options.id);
+      } catch (error) {
+        idError = error;
+      }
+    }
+    if (idError) {
+      // The reference checks the source before the id.
+      if (!call(() => native.forkSessionFile(source, dir, undefined, ''))) throw invalidSource();
+      if (!fs.existsSync(dir)) fs.mkdirSync(dir, { recursive: true });
+      throw idError;
+    }
+    const id = options?.id ?? native.newSessionId();
+    const timestamp = new Date().toISOString();
+    const file = path.join(dir, sessionFileName(timestamp, id));
+    const header = {
+      type: 'session',
+      version: CURRENT_SESSION_VERSION,
+      id,
+      timestamp,
+      cwd,
+      parentSession: source,
+    };
+    if (!call(() => native.forkSessionFile(source, dir, file, JSON.stringify(header)))) throw invalidSource();
+    return new SessionManager(cwd, dir, file, true);
+  }
+
+  static findById(cwd, id, sessionDir) {
+    return listing.findById(cwd, id, sessionDir);
+  }
+
+  static list(cwd, sessionDir, onProgress, signal) {
+    return listing.list(cwd, sessionDir, onProgress, signal);
+  }
+
+  static listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
+    return listing.listAll(sessionDirOrOnProgress, onProgressOrSignal, signal);
+  }
+}
+
+module.exports = { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId };

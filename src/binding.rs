@@ -1,0 +1,680 @@
+//! The only module that knows about napi: it translates between JavaScript values
+//! and the core types, and nothing else.
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+
+use crate::entry::{EntryMeta, Kind, Role};
+use crate::index::{EntryIndex, LeafArg};
+use crate::listing;
+use crate::migrate::{self, FirstKept, V1Change};
+use crate::session::{self, HeaderScan, OpenOutcome, PersistPlan, Session, SessionError};
+use crate::store::IoFailure;
+
+/// Errors cross as a message the JavaScript layer turns into the error the
+/// reference would throw (`lib/errors.js`): a tag, then NUL-separated fields.
+fn to_napi(err: SessionError) -> Error {
+    let reason = match err {
+        SessionError::Io(IoFailure {
+            errno,
+            syscall,
+            path,
+        }) => format!("\0io\0{errno}\0{syscall}\0{}", path.unwrap_or_default()),
+        SessionError::Type(m) => format!("\0type\0{m}"),
+        SessionError::EntryNotFound => "\0notfound".to_string(),
+        SessionError::Message(m) => m,
+    };
+    Error::new(Status::GenericFailure, reason)
+}
+
+fn io_to_napi(err: IoFailure) -> Error {
+    to_napi(SessionError::Io(err))
+}
+
+/// Index fields of an entry object, computed by JavaScript (`lib/meta.js`) for
+/// entries that exist only as objects.
+#[napi(object)]
+pub struct JsEntryMeta {
+    pub kind: String,
+    pub id: String,
+    pub id_is_string: bool,
+    pub parent: String,
+    pub parent_truthy: bool,
+    pub role: String,
+    pub target: String,
+    pub label_truthy: bool,
+    pub first_kept: String,
+    pub time: Option<f64>,
+    pub version: f64,
+    pub first_kept_index: Option<f64>,
+}
+
+impl From<JsEntryMeta> for EntryMeta {
+    fn from(m: JsEntryMeta) -> EntryMeta {
+        let kind = Kind::from_type(&m.kind);
+        let role = match (kind, m.role.as_str()) {
+            (Kind::Message, "\0undefined") => Role::MessageUndefined,
+            (Kind::Message, "\0null") => Role::MessageNull,
+            (Kind::Message, r) => Role::parse(r),
+            _ => Role::NotMessage,
+        };
+        EntryMeta {
+            kind,
+            id: m.id.into_boxed_str(),
+            id_is_string: m.id_is_string,
+            parent: m.parent.into_boxed_str(),
+            parent_truthy: m.parent_truthy,
+            role,
+            target: m.target.into_boxed_str(),
+            label_truthy: m.label_truthy,
+            first_kept: m.first_kept.into_boxed_str(),
+            time: m.time.filter(|t| t.is_finite()),
+            version: m.version,
+            first_kept_index: m.first_kept_index,
+        }
+    }
+}
+
+#[napi(object)]
+pub struct JsPersistPlan {
+    /// 0 skip, 1 append, 2 first flush.
+    pub mode: u32,
+    pub pending: Vec<u32>,
+}
+
+#[napi(object)]
+pub struct JsContextPlan {
+    pub entries: Uint32Array,
+    pub edits: Vec<i64>,
+    pub thinking: i64,
+    pub model: i64,
+}
+
+#[napi(object)]
+pub struct JsTree {
+    pub positions: Uint32Array,
+    pub node_of: Uint32Array,
+    pub roots: Uint32Array,
+    pub child_start: Uint32Array,
+    pub children: Uint32Array,
+    pub js_sort: Uint32Array,
+    pub label_of: Vec<i64>,
+}
+
+#[napi(object)]
+pub struct JsBranchOutcome {
+    pub kept: Uint32Array,
+    pub parents: Vec<Option<String>>,
+    pub first_kept: Vec<Option<String>>,
+    pub label_sources: Uint32Array,
+    pub label_ids: Vec<String>,
+    pub label_parents: Vec<Option<String>>,
+}
+
+fn opt_pos(p: Option<u32>) -> i64 {
+    p.map_or(-1, |p| p as i64)
+}
+
+fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[napi]
+pub struct NativeSession {
+    inner: Session,
+}
+
+#[napi]
+impl NativeSession {
+    #[napi(constructor)]
+    pub fn new(persist: bool) -> Self {
+        NativeSession {
+            inner: Session::new(persist),
+        }
+    }
+
+    #[napi]
+    pub fn start_new(&mut self, header: JsEntryMeta) {
+        self.inner.start_new(header.into());
+    }
+
+    #[napi]
+    pub fn load_objects(&mut self, metas: Vec<JsEntryMeta>) {
+        self.inner
+            .load_objects(metas.into_iter().map(Into::into).collect());
+    }
+
+    #[napi]
+    pub fn set_file(&mut self, path: Option<String>) {
+        self.inner.file = path.map(Into::into);
+    }
+
+    #[napi]
+    pub fn set_flushed(&mut self, flushed: bool) {
+        self.inner.flushed = flushed;
+    }
+
+    /// "missing", "empty", "loaded" or "migrated".
+    #[napi]
+    pub fn open(&mut self, path: String) -> Result<String> {
+        let outcome = self
+            .inner
+            .open(std::path::Path::new(&path))
+            .map_err(to_napi)?;
+        Ok(match outcome {
+            OpenOutcome::Missing => "missing",
+            OpenOutcome::EmptyFile => "empty",
+            OpenOutcome::Loaded { migrated: false } => "loaded",
+            OpenOutcome::Loaded { migrated: true } => "migrated",
+        }
+        .to_string())
+    }
+
+    #[napi]
+    pub fn rewrite(&mut self, positions: Vec<u32>, lines: Vec<String>) -> Result<()> {
+        let pending = positions
+            .into_iter()
+            .zip(lines.into_iter().map(String::into_bytes))
+            .collect();
+        self.inner.rewrite(pending).map_err(to_napi)
+    }
+
+    #[napi]
+    pub fn persist_plan(&self, role: String, is_message: bool) -> Result<JsPersistPlan> {
+        let role = if !is_message {
+            Role::NotMessage
+        } else {
+            match role.as_str() {
+                "\0undefined" => Role::MessageUndefined,
+                "\0null" => Role::MessageNull,
+                r => Role::parse(r),
+            }
+        };
+        Ok(match self.inner.persist_plan(role).map_err(to_napi)? {
+            PersistPlan::Skip => JsPersistPlan {
+                mode: 0,
+                pending: vec![],
+            },
+            PersistPlan::Append => JsPersistPlan {
+                mode: 1,
+                pending: vec![],
+            },
+            PersistPlan::Flush(pending) => JsPersistPlan { mode: 2, pending },
+        })
+    }
+
+    #[napi]
+    pub fn append(
+        &mut self,
+        meta: JsEntryMeta,
+        line: Option<String>,
+        flush_positions: Option<Vec<u32>>,
+        flush_lines: Option<Vec<String>>,
+    ) -> Result<u32> {
+        let flush = flush_positions.map(|ps| {
+            ps.into_iter()
+                .zip(
+                    flush_lines
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(String::into_bytes),
+                )
+                .collect()
+        });
+        self.inner
+            .append(meta.into(), line.map(String::into_bytes), flush)
+            .map_err(to_napi)
+    }
+
+    #[napi]
+    pub fn persist_detached(
+        &mut self,
+        line: String,
+        flush_positions: Option<Vec<u32>>,
+        flush_lines: Option<Vec<String>>,
+    ) -> Result<()> {
+        let flush = flush_positions.map(|ps| {
+            ps.into_iter()
+                .zip(
+                    flush_lines
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(String::into_bytes),
+                )
+                .collect()
+        });
+        self.inner
+            .persist_detached(line.as_bytes(), flush)
+            .map_err(to_napi)
+    }
+
+    #[napi]
+    pub fn new_id(&self) -> String {
+        self.inner.new_entry_id()
+    }
+
+    #[napi(getter)]
+    pub fn length(&self) -> u32 {
+        self.inner.len() as u32
+    }
+
+    #[napi]
+    pub fn file(&self) -> Option<String> {
+        self.inner
+            .file
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned())
+    }
+
+    #[napi]
+    pub fn is_flushed(&self) -> bool {
+        self.inner.flushed
+    }
+
+    #[napi]
+    pub fn pending_positions(&self) -> Vec<u32> {
+        self.inner.pending_positions()
+    }
+
+    #[napi]
+    pub fn on_branch(&self, key: String) -> bool {
+        self.inner.index.on_branch(&key)
+    }
+
+    #[napi]
+    pub fn has_line(&self, position: u32) -> bool {
+        self.inner.line(position).is_some()
+    }
+
+    #[napi]
+    pub fn line(&self, position: u32) -> Option<String> {
+        self.inner.line(position).map(lossy)
+    }
+
+    /// The lines at `positions` as one JSON array text, for a single `JSON.parse`.
+    #[napi]
+    pub fn lines_array(&self, positions: Uint32Array) -> String {
+        let mut out = Vec::new();
+        out.push(b'[');
+        for (i, &p) in positions.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(self.inner.line(p).unwrap_or(b"null"));
+        }
+        out.push(b']');
+        lossy(&out)
+    }
+
+    #[napi]
+    pub fn header_position(&self) -> i64 {
+        opt_pos(self.inner.index.header())
+    }
+
+    #[napi]
+    pub fn entry_positions(&self) -> Uint32Array {
+        self.inner.index.entry_positions().into()
+    }
+
+    #[napi]
+    pub fn entry_count(&self) -> u32 {
+        self.inner.index.by_id.len() as u32
+    }
+
+    /// The key of `leafId`; `null` for null.
+    #[napi]
+    pub fn leaf(&self) -> Option<String> {
+        self.inner.index.leaf.as_deref().map(str::to_string)
+    }
+
+    #[napi]
+    pub fn set_leaf(&mut self, key: Option<String>) {
+        self.inner.index.leaf = key.map(String::into_boxed_str);
+    }
+
+    #[napi]
+    pub fn get(&self, key: String) -> i64 {
+        opt_pos(self.inner.index.get(&key))
+    }
+
+    #[napi]
+    pub fn branch(&self, from: Option<String>) -> Uint32Array {
+        self.inner.index.branch(from.as_deref()).into()
+    }
+
+    #[napi]
+    pub fn children(&self, parent: String) -> Uint32Array {
+        self.inner.index.children(&parent).into()
+    }
+
+    #[napi]
+    pub fn label(&self, key: String) -> i64 {
+        opt_pos(self.inner.index.labels.get(&key))
+    }
+
+    /// Position of the latest session_info entry.
+    #[napi]
+    pub fn last_of_kind(&self, kind: String) -> i64 {
+        let kind = Kind::from_type(&kind);
+        opt_pos(
+            self.inner
+                .index
+                .metas
+                .iter()
+                .rposition(|m| m.kind == kind)
+                .map(|p| p as u32),
+        )
+    }
+
+    #[napi]
+    pub fn context_entries(&self) -> Result<Uint32Array> {
+        let index = &self.inner.index;
+        let path = index.leaf_path();
+        let entries = index
+            .context_entries(&path)
+            .map_err(|e| to_napi(e.into()))?;
+        Ok(entries.into())
+    }
+
+    #[napi]
+    pub fn context_plan(&self) -> Result<JsContextPlan> {
+        let index = &self.inner.index;
+        context_plan_js(index, index.leaf_arg(), index.last_entry())
+    }
+
+    #[napi]
+    pub fn tree(&self) -> JsTree {
+        tree_js(&self.inner.index)
+    }
+
+    #[napi]
+    pub fn branch_session(
+        &mut self,
+        leaf: Option<String>,
+        header: JsEntryMeta,
+        header_line: Option<String>,
+        new_file: Option<String>,
+    ) -> Result<JsBranchOutcome> {
+        let outcome = self
+            .inner
+            .branch_session(
+                leaf.as_deref(),
+                header.into(),
+                header_line.map(String::into_bytes),
+                new_file.map(Into::into),
+            )
+            .map_err(to_napi)?;
+        let (sources, ids): (Vec<u32>, Vec<String>) = outcome.labels.into_iter().unzip();
+        Ok(JsBranchOutcome {
+            kept: outcome.kept.into(),
+            parents: outcome
+                .parents
+                .into_iter()
+                .map(|k| k.map(String::from))
+                .collect(),
+            first_kept: outcome
+                .first_kept
+                .into_iter()
+                .map(|k| k.map(String::from))
+                .collect(),
+            label_sources: sources.into(),
+            label_ids: ids,
+            label_parents: outcome
+                .label_parents
+                .into_iter()
+                .map(|k| k.map(String::from))
+                .collect(),
+        })
+    }
+}
+
+fn context_plan_js(
+    index: &EntryIndex,
+    leaf: LeafArg,
+    fallback: Option<u32>,
+) -> Result<JsContextPlan> {
+    let path = index.session_path(leaf, fallback);
+    let plan = index.context_plan(&path).map_err(|e| to_napi(e.into()))?;
+    Ok(JsContextPlan {
+        entries: plan.entries.into(),
+        edits: plan.edits,
+        thinking: opt_pos(plan.thinking),
+        model: opt_pos(plan.model),
+    })
+}
+
+fn tree_js(index: &EntryIndex) -> JsTree {
+    let t = index.tree();
+    JsTree {
+        positions: t.positions.into(),
+        node_of: t.node_of.into(),
+        roots: t.roots.into(),
+        child_start: t.child_start.into(),
+        children: t.children.into(),
+        js_sort: t.js_sort.into(),
+        label_of: t.label_of.into_iter().map(opt_pos).collect(),
+    }
+}
+
+/// The context algorithms over entries held by JavaScript (the free functions
+/// `buildContextEntries(entries, leafId, byId)` and friends). `metas` are the
+/// map's values (or the entries), `keys` the map's keys; `fallback` is the
+/// position of `entries[entries.length - 1]` among `metas`.
+#[napi(object)]
+pub struct JsPlanInput {
+    pub metas: Vec<JsEntryMeta>,
+    pub keys: Option<Vec<String>>,
+    /// 0: leafId null, 1: undefined or falsy, 2: the key in `leaf_key`.
+    pub leaf_mode: u32,
+    pub leaf_key: Option<String>,
+    pub fallback: i64,
+}
+
+enum LeafArgOwned {
+    Null,
+    Default,
+    Id(String),
+}
+
+struct PlanIndex {
+    index: EntryIndex,
+    leaf: LeafArgOwned,
+    fallback: Option<u32>,
+}
+
+impl PlanIndex {
+    fn leaf(&self) -> LeafArg<'_> {
+        match &self.leaf {
+            LeafArgOwned::Null => LeafArg::Null,
+            LeafArgOwned::Default => LeafArg::Default,
+            LeafArgOwned::Id(k) => LeafArg::Id(k),
+        }
+    }
+}
+
+fn index_for(input: JsPlanInput) -> PlanIndex {
+    let metas: Vec<EntryMeta> = input.metas.into_iter().map(Into::into).collect();
+    let mut index = EntryIndex {
+        metas,
+        ..Default::default()
+    };
+    // Unlike the manager's own index, the free functions' map holds every entry
+    // passed in, headers included.
+    match input.keys {
+        Some(keys) => {
+            for (p, key) in keys.into_iter().enumerate() {
+                index.by_id.set(&key.into_boxed_str(), p as u32);
+            }
+        }
+        None => {
+            for p in 0..index.metas.len() {
+                let id = index.metas[p].id.clone();
+                index.by_id.set(&id, p as u32);
+            }
+        }
+    }
+    let leaf = match input.leaf_mode {
+        0 => LeafArgOwned::Null,
+        2 => LeafArgOwned::Id(input.leaf_key.unwrap_or_default()),
+        _ => LeafArgOwned::Default,
+    };
+    PlanIndex {
+        index,
+        leaf,
+        fallback: (input.fallback >= 0).then_some(input.fallback as u32),
+    }
+}
+
+#[napi]
+pub fn plan_context_entries(input: JsPlanInput) -> Result<Uint32Array> {
+    let plan = index_for(input);
+    let path = plan.index.session_path(plan.leaf(), plan.fallback);
+    Ok(plan
+        .index
+        .context_entries(&path)
+        .map_err(|e| to_napi(e.into()))?
+        .into())
+}
+
+#[napi]
+pub fn plan_projection(input: JsPlanInput) -> Result<JsContextPlan> {
+    let plan = index_for(input);
+    context_plan_js(&plan.index, plan.leaf(), plan.fallback)
+}
+
+/// `readSessionHeader(path)`: the header line, `null` when the first entry is
+/// not a header, or `undefined`-like "too long" as the string "\0toolong".
+#[napi]
+pub fn read_session_header(path: String) -> Result<Option<String>> {
+    match session::read_header(std::path::Path::new(&path)).map_err(io_to_napi)? {
+        HeaderScan::Found(line) => Ok(Some(lossy(&line))),
+        HeaderScan::NotFound => Ok(None),
+        HeaderScan::TooLong => Ok(Some("\0toolong".to_string())),
+    }
+}
+
+#[napi(object)]
+pub struct JsMigrationStep {
+    /// "header" or "entry".
+    pub kind: String,
+    pub new_id: Option<String>,
+    pub parent: Option<String>,
+    /// "", "delete", "set", "undefined".
+    pub first_kept: String,
+    pub first_kept_id: Option<String>,
+}
+
+#[napi(object)]
+pub struct JsMigrationPlan {
+    pub v1: Option<Vec<JsMigrationStep>>,
+    pub v2: bool,
+}
+
+/// The migration plan for entries held by JavaScript; `null` when current.
+#[napi]
+pub fn plan_migration(metas: Vec<JsEntryMeta>) -> Option<JsMigrationPlan> {
+    let metas: Vec<EntryMeta> = metas.into_iter().map(Into::into).collect();
+    let plan = migrate::plan(&metas)?;
+    Some(JsMigrationPlan {
+        v1: plan.v1.map(|changes| {
+            changes
+                .into_iter()
+                .map(|c| match c {
+                    V1Change::Header => JsMigrationStep {
+                        kind: "header".into(),
+                        new_id: None,
+                        parent: None,
+                        first_kept: String::new(),
+                        first_kept_id: None,
+                    },
+                    V1Change::Entry {
+                        new_id,
+                        parent,
+                        first_kept,
+                    } => {
+                        let (mode, id) = match first_kept {
+                            None => ("", None),
+                            Some(FirstKept::DeleteIndex) => ("delete", None),
+                            Some(FirstKept::SetId(id)) => ("set", Some(id)),
+                            Some(FirstKept::SetUndefined) => ("undefined", None),
+                        };
+                        JsMigrationStep {
+                            kind: "entry".into(),
+                            new_id: Some(new_id),
+                            parent,
+                            first_kept: mode.into(),
+                            first_kept_id: id,
+                        }
+                    }
+                })
+                .collect()
+        }),
+        v2: plan.v2,
+    })
+}
+
+#[napi]
+pub fn new_session_id() -> String {
+    uuid::Uuid::now_v7().hyphenated().to_string()
+}
+
+#[napi(object)]
+pub struct JsSessionSummary {
+    pub header: String,
+    pub message_count: u32,
+    pub first_message: String,
+    pub all_messages_text: String,
+    pub last_activity: Option<f64>,
+    pub unparsed_times: Vec<String>,
+    pub name: Option<String>,
+}
+
+pub struct SummaryTask {
+    path: String,
+}
+
+impl Task for SummaryTask {
+    type Output = Option<listing::SessionSummary>;
+    type JsValue = Option<JsSessionSummary>;
+
+    fn compute(&mut self) -> Result<Self::Output> {
+        listing::summarize(std::path::Path::new(&self.path)).map_err(io_to_napi)
+    }
+
+    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
+        Ok(output.map(|s| JsSessionSummary {
+            header: s.header,
+            message_count: s.message_count,
+            first_message: s.first_message,
+            all_messages_text: s.all_messages_text,
+            last_activity: s.last_activity,
+            unparsed_times: s.unparsed_times,
+            name: s.name,
+        }))
+    }
+}
+
+/// The listing summary of one session file, read off the main thread.
+#[napi]
+pub fn summarize_session(path: String) -> AsyncTask<SummaryTask> {
+    AsyncTask::new(SummaryTask { path })
+}
+
+/// `loadEntriesFromFile` + the fork's copy: writes `header_line` and every entry
+/// of `source` (as `JSON.stringify` would write it) to the new file `target`.
+/// Returns false when the source holds no session.
+#[napi]
+pub fn fork_session_file(
+    source: String,
+    dir: String,
+    target: Option<String>,
+    header_line: String,
+) -> Result<bool> {
+    session::fork_file(
+        std::path::Path::new(&source),
+        std::path::Path::new(&dir),
+        target.as_deref().map(std::path::Path::new),
+        header_line.as_bytes(),
+    )
+    .map_err(to_napi)
+}

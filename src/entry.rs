@@ -1,0 +1,542 @@
+//! What the index needs to know about one session entry, read from its JSON line
+//! without building the entry: type, id, parentId, role and the few fields the
+//! tree, label and context algorithms look at.
+
+use crate::json::{self, Cursor, SyntaxError};
+
+/// A JavaScript value used as a Map key by the reference (`byId.get(entry.id)`).
+/// Strings are themselves; anything else gets a NUL-prefixed spelling that no
+/// real id uses, so `undefined === undefined` and `1 === 1` still match.
+pub type Key = Box<str>;
+
+pub const UNDEFINED_KEY: &str = "\0undefined";
+pub const NULL_KEY: &str = "\0null";
+
+pub fn key_of_number(n: f64) -> Key {
+    let mut out = Vec::new();
+    json::write_number(&mut out, n);
+    let text = if n.is_nan() {
+        "NaN".to_string()
+    } else if n.is_infinite() {
+        if n > 0.0 { "Infinity" } else { "-Infinity" }.to_string()
+    } else {
+        String::from_utf8(out).unwrap_or_default()
+    };
+    format!("\0{text}").into_boxed_str()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Session,
+    Message,
+    ThinkingLevelChange,
+    ModelChange,
+    Usage,
+    Compaction,
+    BranchSummary,
+    Custom,
+    CustomMessage,
+    ContextEdit,
+    Label,
+    SessionInfo,
+    Other,
+}
+
+impl Kind {
+    pub fn from_type(t: &str) -> Kind {
+        match t {
+            "session" => Kind::Session,
+            "message" => Kind::Message,
+            "thinking_level_change" => Kind::ThinkingLevelChange,
+            "model_change" => Kind::ModelChange,
+            "usage" => Kind::Usage,
+            "compaction" => Kind::Compaction,
+            "branch_summary" => Kind::BranchSummary,
+            "custom" => Kind::Custom,
+            "custom_message" => Kind::CustomMessage,
+            "context_edit" => Kind::ContextEdit,
+            "label" => Kind::Label,
+            "session_info" => Kind::SessionInfo,
+            _ => Kind::Other,
+        }
+    }
+}
+
+/// `entry.message.role` for message entries. Reading the role of a missing or
+/// null message throws in the reference, so those two are told apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    NotMessage,
+    User,
+    Assistant,
+    ToolResult,
+    System,
+    Custom,
+    HookMessage,
+    BashExecution,
+    Other,
+    MessageUndefined,
+    MessageNull,
+}
+
+impl Role {
+    pub fn parse(r: &str) -> Role {
+        match r {
+            "user" => Role::User,
+            "assistant" => Role::Assistant,
+            "toolResult" => Role::ToolResult,
+            "system" => Role::System,
+            "custom" => Role::Custom,
+            "hookMessage" => Role::HookMessage,
+            "bashExecution" => Role::BashExecution,
+            _ => Role::Other,
+        }
+    }
+
+    pub fn is_nullish(self) -> bool {
+        matches!(self, Role::MessageUndefined | Role::MessageNull)
+    }
+
+    pub fn is_conversation(self) -> bool {
+        matches!(self, Role::User | Role::Assistant)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct EntryMeta {
+    pub kind: Kind,
+    pub id: Key,
+    pub id_is_string: bool,
+    pub parent: Key,
+    pub parent_truthy: bool,
+    pub role: Role,
+    /// `targetId` of label and context_edit entries.
+    pub target: Key,
+    /// A label entry whose `label` is truthy sets a label; otherwise it clears one.
+    pub label_truthy: bool,
+    pub first_kept: Key,
+    /// `new Date(timestamp).getTime()` when the timestamp is in the exact form
+    /// `toISOString()` writes; `None` when only JavaScript can say.
+    pub time: Option<f64>,
+    /// The header's `version` as a number (`?? 1` applied), for migration.
+    pub version: f64,
+    /// `firstKeptEntryIndex` of v1 compactions when it is a number.
+    pub first_kept_index: Option<f64>,
+}
+
+impl EntryMeta {
+    /// What the reference sees for a truthy JSON value that is not an object
+    /// (a number, a string, an array, `true`): every property is undefined.
+    pub fn opaque() -> EntryMeta {
+        EntryMeta {
+            kind: Kind::Other,
+            id: UNDEFINED_KEY.into(),
+            id_is_string: false,
+            parent: UNDEFINED_KEY.into(),
+            parent_truthy: false,
+            role: Role::NotMessage,
+            target: UNDEFINED_KEY.into(),
+            label_truthy: false,
+            first_kept: UNDEFINED_KEY.into(),
+            time: None,
+            version: 1.0,
+            first_kept_index: None,
+        }
+    }
+}
+
+/// The outcome of reading one line the way `JSON.parse` + `if (entry)` does.
+#[derive(Debug, PartialEq)]
+pub enum LineRead {
+    /// Not JSON, or a falsy value (`null`, `false`, `0`, `""`): skipped.
+    Skipped,
+    Entry(EntryMeta),
+}
+
+/// A member value we looked at: its JS truthiness and its key spelling.
+struct Seen {
+    key: Key,
+    truthy: bool,
+    is_string: bool,
+    text: Option<String>,
+    number: Option<f64>,
+}
+
+fn read_value(cur: &mut Cursor, object_counter: &mut u32) -> Result<Seen, SyntaxError> {
+    cur.skip_ws();
+    let start = cur.i;
+    match cur.peek() {
+        Some(b'"') => {
+            let raw = json::parse_string(cur)?;
+            let text = String::from_utf8_lossy(&raw).into_owned();
+            Ok(Seen {
+                key: text.clone().into_boxed_str(),
+                truthy: !text.is_empty(),
+                is_string: true,
+                text: Some(text),
+                number: None,
+            })
+        }
+        Some(b'{' | b'[') => {
+            cur.skip_value()?;
+            // Two distinct objects are never the same Map key.
+            *object_counter += 1;
+            Ok(Seen {
+                key: format!("\0object#{object_counter}").into_boxed_str(),
+                truthy: true,
+                is_string: false,
+                text: None,
+                number: None,
+            })
+        }
+        _ => {
+            cur.skip_value()?;
+            let raw = &cur.s[start..cur.i];
+            let (key, truthy, number): (Key, bool, Option<f64>) = match raw {
+                b"null" => (NULL_KEY.into(), false, None),
+                b"true" => ("\0true".into(), true, None),
+                b"false" => ("\0false".into(), false, None),
+                _ => {
+                    let n = json::number_value(raw);
+                    (key_of_number(n), n != 0.0, Some(n))
+                }
+            };
+            Ok(Seen {
+                key,
+                truthy,
+                is_string: false,
+                text: None,
+                number,
+            })
+        }
+    }
+}
+
+/// JavaScript's `Number(value)` for the header version, restricted to the forms
+/// a session header can realistically hold.
+fn version_number(seen: &Seen, raw_is_bool: Option<bool>) -> f64 {
+    if let Some(n) = seen.number {
+        return n;
+    }
+    if let Some(b) = raw_is_bool {
+        return if b { 1.0 } else { 0.0 };
+    }
+    if let Some(t) = &seen.text {
+        let t = t.trim();
+        if t.is_empty() {
+            return 0.0;
+        }
+        if t.bytes()
+            .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+        {
+            return t.parse().unwrap_or(f64::NAN);
+        }
+    }
+    f64::NAN
+}
+
+fn read_role(cur: &mut Cursor, counter: &mut u32) -> Result<Role, SyntaxError> {
+    cur.skip_ws();
+    match cur.peek() {
+        Some(b'{') => {
+            let mut role = Role::Other;
+            for_each_member(cur, |key, cur| {
+                if key == b"role" {
+                    let seen = read_value(cur, counter)?;
+                    role = match seen.text {
+                        Some(t) => Role::parse(&t),
+                        None => Role::Other,
+                    };
+                } else {
+                    cur.skip_value()?;
+                }
+                Ok(())
+            })?;
+            Ok(role)
+        }
+        Some(b'n') => {
+            cur.skip_value()?;
+            Ok(Role::MessageNull)
+        }
+        _ => {
+            cur.skip_value()?;
+            Ok(Role::Other)
+        }
+    }
+}
+
+/// Calls `visit(key, cursor)` for each member of the object at the cursor; the
+/// visitor must consume the member's value.
+pub fn for_each_member(
+    cur: &mut Cursor,
+    mut visit: impl FnMut(&[u8], &mut Cursor) -> Result<(), SyntaxError>,
+) -> Result<(), SyntaxError> {
+    cur.skip_ws();
+    if cur.peek() != Some(b'{') {
+        return Err(SyntaxError);
+    }
+    cur.i += 1;
+    cur.skip_ws();
+    if cur.peek() == Some(b'}') {
+        cur.i += 1;
+        return Ok(());
+    }
+    loop {
+        cur.skip_ws();
+        let key = json::parse_string(cur)?;
+        cur.skip_ws();
+        if cur.peek() != Some(b':') {
+            return Err(SyntaxError);
+        }
+        cur.i += 1;
+        visit(&key, cur)?;
+        cur.skip_ws();
+        match cur.peek() {
+            Some(b',') => cur.i += 1,
+            Some(b'}') => {
+                cur.i += 1;
+                return Ok(());
+            }
+            _ => return Err(SyntaxError),
+        }
+    }
+}
+
+/// Reads one physical line (without its `\n`) as the reference's loader does.
+pub fn read_line(line: &[u8]) -> LineRead {
+    let text = json::decode_lossy(line);
+    read_text(&text).unwrap_or(LineRead::Skipped)
+}
+
+fn read_text(text: &[u8]) -> Result<LineRead, SyntaxError> {
+    let mut cur = Cursor::new(text);
+    cur.skip_ws();
+    let entry = match cur.peek() {
+        Some(b'{') => {
+            let mut meta = EntryMeta::opaque();
+            let mut counter = 0u32;
+            let mut type_name: Option<String> = None;
+            let mut role = Role::MessageUndefined;
+            let mut version: Option<f64> = None;
+            for_each_member(&mut cur, |key, cur| {
+                match key {
+                    b"type" => type_name = read_value(cur, &mut counter)?.text,
+                    b"id" => {
+                        let seen = read_value(cur, &mut counter)?;
+                        meta.id = seen.key;
+                        meta.id_is_string = seen.is_string;
+                    }
+                    b"parentId" => {
+                        let seen = read_value(cur, &mut counter)?;
+                        meta.parent = seen.key;
+                        meta.parent_truthy = seen.truthy;
+                    }
+                    b"timestamp" => {
+                        let seen = read_value(cur, &mut counter)?;
+                        meta.time = seen.text.as_deref().and_then(iso_time);
+                    }
+                    b"targetId" => meta.target = read_value(cur, &mut counter)?.key,
+                    b"label" => meta.label_truthy = read_value(cur, &mut counter)?.truthy,
+                    b"firstKeptEntryId" => meta.first_kept = read_value(cur, &mut counter)?.key,
+                    b"firstKeptEntryIndex" => {
+                        meta.first_kept_index = read_value(cur, &mut counter)?.number
+                    }
+                    b"version" => {
+                        let start = cur.i;
+                        let seen = read_value(cur, &mut counter)?;
+                        let raw = &cur.s[start..cur.i];
+                        let trimmed = raw.trim_ascii_start();
+                        version = if trimmed == b"null" {
+                            None
+                        } else {
+                            let as_bool = match trimmed {
+                                b"true" => Some(true),
+                                b"false" => Some(false),
+                                _ => None,
+                            };
+                            Some(version_number(&seen, as_bool))
+                        };
+                    }
+                    b"message" => role = read_role(cur, &mut counter)?,
+                    _ => cur.skip_value()?,
+                }
+                Ok(())
+            })?;
+            meta.kind = type_name.as_deref().map_or(Kind::Other, Kind::from_type);
+            meta.role = if meta.kind == Kind::Message {
+                role
+            } else {
+                Role::NotMessage
+            };
+            meta.version = version.unwrap_or(1.0);
+            LineRead::Entry(meta)
+        }
+        _ => {
+            let start = cur.i;
+            cur.skip_value()?;
+            let raw = &text[start..cur.i];
+            let truthy = match raw {
+                b"null" | b"false" | b"\"\"" => false,
+                b"true" => true,
+                [b'"', ..] | [b'[', ..] => true,
+                _ => json::number_value(raw) != 0.0,
+            };
+            if truthy {
+                LineRead::Entry(EntryMeta::opaque())
+            } else {
+                LineRead::Skipped
+            }
+        }
+    };
+    cur.skip_ws();
+    if cur.i != text.len() {
+        return Err(SyntaxError);
+    }
+    Ok(entry)
+}
+
+fn days_in_month(year: i64, month: i64) -> i64 {
+    match month {
+        4 | 6 | 9 | 11 => 30,
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        _ => 31,
+    }
+}
+
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = if y >= 0 { y } else { y - 399 } / 400;
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146097 + doe - 719468
+}
+
+/// Milliseconds since the epoch for `YYYY-MM-DDTHH:mm:ss.sssZ`, the only form
+/// pi writes. Anything else is left to JavaScript's own date parser.
+pub fn iso_time(s: &str) -> Option<f64> {
+    let b = s.as_bytes();
+    if b.len() != 24
+        || b[4] != b'-'
+        || b[7] != b'-'
+        || b[10] != b'T'
+        || b[13] != b':'
+        || b[16] != b':'
+        || b[19] != b'.'
+        || b[23] != b'Z'
+    {
+        return None;
+    }
+    let num = |r: std::ops::Range<usize>| -> Option<i64> {
+        let part = &b[r];
+        if part.iter().all(u8::is_ascii_digit) {
+            Some(part.iter().fold(0i64, |a, &c| a * 10 + (c - b'0') as i64))
+        } else {
+            None
+        }
+    };
+    let (y, mo, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
+    let (h, mi, sec, ms) = (num(11..13)?, num(14..16)?, num(17..19)?, num(20..23)?);
+    if !(1..=12).contains(&mo) || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 59
+    {
+        return None;
+    }
+    let days = days_from_civil(y, mo, d);
+    Some((((days * 24 + h) * 60 + mi) * 60 + sec) as f64 * 1000.0 + ms as f64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn meta(line: &str) -> EntryMeta {
+        match read_line(line.as_bytes()) {
+            LineRead::Entry(m) => m,
+            LineRead::Skipped => panic!("skipped {line}"),
+        }
+    }
+
+    #[test]
+    fn reads_index_fields_and_skips_bodies() {
+        let m = meta(
+            r#"{"type":"message","id":"ab12cd34","parentId":null,"timestamp":"2024-01-02T03:04:05.678Z","message":{"content":[{"type":"text","text":"x\"y"}],"role":"assistant"}}"#,
+        );
+        assert_eq!(m.kind, Kind::Message);
+        assert_eq!(&*m.id, "ab12cd34");
+        assert!(m.id_is_string);
+        assert_eq!(&*m.parent, NULL_KEY);
+        assert!(!m.parent_truthy);
+        assert_eq!(m.role, Role::Assistant);
+        assert_eq!(m.time, Some(1704164645678.0));
+    }
+
+    #[test]
+    fn skips_what_json_parse_rejects_or_finds_falsy() {
+        for line in [
+            "",
+            "   ",
+            "{",
+            "null",
+            "false",
+            "0",
+            "-0.0",
+            "\"\"",
+            "{\"a\":1}x",
+            "\u{feff}{}",
+        ] {
+            assert_eq!(read_line(line.as_bytes()), LineRead::Skipped, "{line:?}");
+        }
+        for line in ["1", "\"s\"", "[]", "true", "{}", "{}\r", " {\"type\":5} "] {
+            assert!(
+                matches!(read_line(line.as_bytes()), LineRead::Entry(_)),
+                "{line:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_utf8_inside_strings_is_replaced_not_rejected() {
+        let line = b"{\"type\":\"message\",\"id\":\"a\xff\",\"message\":{\"role\":\"user\"}}";
+        let m = meta(std::str::from_utf8(&json::decode_lossy(line)).unwrap());
+        assert_eq!(&*m.id, "a\u{fffd}");
+        assert_eq!(read_line(b"{\"a\":1}\xff"), LineRead::Skipped);
+    }
+
+    #[test]
+    fn repeated_keys_take_the_last_value() {
+        let m = meta(r#"{"id":"a","type":"label","id":"b","label":"x","label":""}"#);
+        assert_eq!(&*m.id, "b");
+        assert!(!m.label_truthy);
+    }
+
+    #[test]
+    fn nullish_messages_are_marked() {
+        assert_eq!(meta(r#"{"type":"message"}"#).role, Role::MessageUndefined);
+        assert_eq!(
+            meta(r#"{"type":"message","message":null}"#).role,
+            Role::MessageNull
+        );
+        assert_eq!(
+            meta(r#"{"type":"message","message":"x"}"#).role,
+            Role::Other
+        );
+    }
+
+    #[test]
+    fn iso_times_only_in_the_exact_form() {
+        assert_eq!(iso_time("1970-01-01T00:00:00.000Z"), Some(0.0));
+        assert_eq!(iso_time("2024-02-29T23:59:59.999Z"), Some(1709251199999.0));
+        assert_eq!(iso_time("2023-02-29T00:00:00.000Z"), None);
+        assert_eq!(iso_time("2024-01-01T00:00:00Z"), None);
+    }
+
+    #[test]
+    fn version_follows_number_coercion() {
+        assert_eq!(meta(r#"{"type":"session","id":"x"}"#).version, 1.0);
+        assert_eq!(meta(r#"{"type":"session","version":null}"#).version, 1.0);
+        assert_eq!(meta(r#"{"type":"session","version":"2"}"#).version, 2.0);
+        assert_eq!(meta(r#"{"type":"session","version":3}"#).version, 3.0);
+    }
+}

@@ -1,0 +1,510 @@
+//! The id/parent index of one session and the algorithms that walk it: branch
+//! paths, children, labels, the session tree and the compaction-aware context plan.
+//!
+//! Positions are indexes into the session's file entries (header included), the
+//! same positions the JavaScript side caches entry objects under.
+
+use std::collections::HashMap;
+
+use crate::entry::{EntryMeta, Key, Kind, Role, NULL_KEY, UNDEFINED_KEY};
+
+/// Reading `entry.message.role` of an entry whose message is missing or null: the
+/// reference throws a TypeError there, and so do we.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NullishMessage {
+    pub position: u32,
+    pub is_null: bool,
+}
+
+/// A JavaScript `Map` from key to position that remembers first-insertion order,
+/// because the reference iterates its Maps (`getChildren`, labels when branching).
+#[derive(Default, Debug, Clone)]
+pub struct OrderedMap {
+    slot_of: HashMap<Key, usize>,
+    slots: Vec<Option<(Key, u32)>>,
+}
+
+impl OrderedMap {
+    pub fn get(&self, key: &str) -> Option<u32> {
+        self.slot_of
+            .get(key)
+            .and_then(|&s| self.slots[s].as_ref().map(|(_, p)| *p))
+    }
+
+    pub fn set(&mut self, key: &Key, position: u32) {
+        match self.slot_of.get(key) {
+            Some(&slot) => self.slots[slot] = Some((key.clone(), position)),
+            None => {
+                self.slot_of.insert(key.clone(), self.slots.len());
+                self.slots.push(Some((key.clone(), position)));
+            }
+        }
+    }
+
+    pub fn delete(&mut self, key: &str) {
+        if let Some(slot) = self.slot_of.remove(key) {
+            self.slots[slot] = None;
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.slot_of.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slot_of.is_empty()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&Key, u32)> {
+        self.slots.iter().flatten().map(|(k, p)| (k, *p))
+    }
+
+    pub fn clear(&mut self) {
+        self.slot_of.clear();
+        self.slots.clear();
+    }
+}
+
+#[derive(Default, Debug, Clone)]
+pub struct EntryIndex {
+    pub metas: Vec<EntryMeta>,
+    /// `byId`: id key -> position of the last entry with that id (headers excluded).
+    pub by_id: OrderedMap,
+    /// `labelsById`: target key -> position of the label entry that set it.
+    pub labels: OrderedMap,
+    /// `leafId`: `None` is null; `Some(key)` may be the undefined key.
+    pub leaf: Option<Key>,
+}
+
+/// The leaf argument of `buildSessionPath(entries, leafId, byId)`.
+pub enum LeafArg<'a> {
+    Null,
+    /// `undefined`, or an id that is falsy or unknown: fall back to the last entry.
+    Default,
+    Id(&'a str),
+}
+
+pub struct TreePlan {
+    /// For each non-header entry, in `getEntries()` order: its position.
+    pub positions: Vec<u32>,
+    /// Node of each of those entries (an index into `positions`; entries sharing an
+    /// id share the node of the last one, as the reference's `nodeMap` does).
+    pub node_of: Vec<u32>,
+    pub roots: Vec<u32>,
+    /// Children of node `i` are `children[child_start[i]..child_start[i + 1]]`.
+    pub child_start: Vec<u32>,
+    pub children: Vec<u32>,
+    /// Nodes whose children JavaScript must sort itself (unparsed timestamps).
+    pub js_sort: Vec<u32>,
+    /// Position of the label entry labelling each node's entry, if any.
+    pub label_of: Vec<Option<u32>>,
+}
+
+pub struct ContextPlan {
+    /// Positions of the context entries, in order.
+    pub entries: Vec<u32>,
+    /// For each context entry: the position of its latest context edit, or -1;
+    /// -2 marks a retained older compaction that contributes no messages.
+    pub edits: Vec<i64>,
+    pub thinking: Option<u32>,
+    pub model: Option<u32>,
+}
+
+impl EntryIndex {
+    pub fn push(&mut self, meta: EntryMeta) -> u32 {
+        let position = self.metas.len() as u32;
+        if meta.kind != Kind::Session {
+            self.by_id.set(&meta.id, position);
+            self.leaf = Some(meta.id.clone());
+            if meta.kind == Kind::Label {
+                if meta.label_truthy {
+                    self.labels.set(&meta.target, position);
+                } else {
+                    self.labels.delete(&meta.target);
+                }
+            }
+        }
+        self.metas.push(meta);
+        position
+    }
+
+    pub fn from_metas(metas: Vec<EntryMeta>) -> EntryIndex {
+        let mut index = EntryIndex::default();
+        index.metas.reserve(metas.len());
+        for meta in metas {
+            index.push(meta);
+        }
+        index
+    }
+
+    pub fn get(&self, key: &str) -> Option<u32> {
+        self.by_id.get(key)
+    }
+
+    pub fn meta(&self, position: u32) -> &EntryMeta {
+        &self.metas[position as usize]
+    }
+
+    pub fn header(&self) -> Option<u32> {
+        self.metas
+            .iter()
+            .position(|m| m.kind == Kind::Session)
+            .map(|p| p as u32)
+    }
+
+    /// `getEntries()`: every entry but headers, in file order.
+    pub fn entry_positions(&self) -> Vec<u32> {
+        (0..self.metas.len() as u32)
+            .filter(|&p| self.metas[p as usize].kind != Kind::Session)
+            .collect()
+    }
+
+    pub fn last_entry(&self) -> Option<u32> {
+        self.metas
+            .iter()
+            .rposition(|m| m.kind != Kind::Session)
+            .map(|p| p as u32)
+    }
+
+    /// Walks parent links from `start` to the root; stops at the first entry seen
+    /// twice, where the reference would loop forever.
+    fn walk_to_root(&self, start: Option<u32>) -> Vec<u32> {
+        let mut path = Vec::new();
+        let mut seen = vec![false; self.metas.len()];
+        let mut current = start;
+        while let Some(p) = current {
+            if std::mem::replace(&mut seen[p as usize], true) {
+                break;
+            }
+            path.push(p);
+            let meta = self.meta(p);
+            current = if meta.parent_truthy {
+                self.get(&meta.parent)
+            } else {
+                None
+            };
+        }
+        path.reverse();
+        path
+    }
+
+    /// `getBranch(fromId)`; `from` is the key of `fromId ?? leafId`, `None` when
+    /// that value is falsy.
+    pub fn branch(&self, from: Option<&str>) -> Vec<u32> {
+        self.walk_to_root(from.and_then(|k| self.get(k)))
+    }
+
+    /// The path of the manager's own leaf over `getEntries()`.
+    pub fn leaf_path(&self) -> Vec<u32> {
+        self.session_path(self.leaf_arg(), self.last_entry())
+    }
+
+    pub fn leaf_arg(&self) -> LeafArg<'_> {
+        match &self.leaf {
+            None => LeafArg::Null,
+            Some(k) if is_truthy_key(k) => LeafArg::Id(k),
+            Some(_) => LeafArg::Default,
+        }
+    }
+
+    /// `buildSessionPath(entries, leafId, byId)`; `fallback` is the position of
+    /// `entries[entries.length - 1]`.
+    pub fn session_path(&self, leaf: LeafArg, fallback: Option<u32>) -> Vec<u32> {
+        let start = match leaf {
+            LeafArg::Null => return Vec::new(),
+            LeafArg::Id(k) => self.get(k).or(fallback),
+            LeafArg::Default => fallback,
+        };
+        self.walk_to_root(start)
+    }
+
+    /// Whether an entry with this id is on the branch ending at the leaf.
+    pub fn on_branch(&self, key: &str) -> bool {
+        let leaf = self.leaf.as_deref().filter(|k| is_truthy_key(k));
+        self.branch(leaf).iter().any(|&p| &*self.meta(p).id == key)
+    }
+
+    /// `getChildren(parentId)`: entries of `byId` whose parentId is strictly the key.
+    pub fn children(&self, parent: &str) -> Vec<u32> {
+        self.by_id
+            .iter()
+            .map(|(_, p)| p)
+            .filter(|&p| &*self.meta(p).parent == parent)
+            .collect()
+    }
+
+    pub fn has_conversation(&self) -> Result<bool, NullishMessage> {
+        for (p, meta) in self.metas.iter().enumerate() {
+            if meta.kind != Kind::Message {
+                continue;
+            }
+            check_role(meta, p as u32)?;
+            if meta.role.is_conversation() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// `buildContextEntries`: the latest compaction on the path, the kept entries
+    /// from its `firstKeptEntryId`, then everything after it.
+    pub fn context_entries(&self, path: &[u32]) -> Result<Vec<u32>, NullishMessage> {
+        let Some(compaction) = path
+            .iter()
+            .rposition(|&p| self.meta(p).kind == Kind::Compaction)
+        else {
+            return Ok(path.to_vec());
+        };
+        let compaction_meta = self.meta(path[compaction]);
+        // The reference looks the compaction up again by id: with repeated ids
+        // the first path entry carrying that id is where the cut happens.
+        let cut = path
+            .iter()
+            .position(|&p| self.meta(p).id == compaction_meta.id)
+            .unwrap_or(compaction);
+        let mut out = vec![path[compaction]];
+        let mut found_first_kept = false;
+        for &p in &path[..cut] {
+            let meta = self.meta(p);
+            if meta.id == compaction_meta.first_kept {
+                found_first_kept = true;
+            }
+            if found_first_kept {
+                if meta.kind == Kind::Message {
+                    check_role(meta, p)?;
+                    if meta.role == Role::System {
+                        continue;
+                    }
+                }
+                out.push(p);
+            }
+        }
+        out.extend_from_slice(&path[cut + 1..]);
+        Ok(out)
+    }
+
+    /// `buildSessionProjection`: context entries plus which entry each one's edit,
+    /// the thinking level and the model come from.
+    pub fn context_plan(&self, path: &[u32]) -> Result<ContextPlan, NullishMessage> {
+        let mut thinking = None;
+        let mut model = None;
+        for &p in path {
+            let meta = self.meta(p);
+            match meta.kind {
+                Kind::ThinkingLevelChange => thinking = Some(p),
+                Kind::ModelChange => model = Some(p),
+                Kind::Message => {
+                    check_role(meta, p)?;
+                    if meta.role == Role::Assistant {
+                        model = Some(p);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let entries = self.context_entries(path)?;
+        let mut edit_of: HashMap<&str, u32> = HashMap::new();
+        for &p in &entries {
+            let meta = self.meta(p);
+            if meta.kind == Kind::ContextEdit {
+                edit_of.insert(&meta.target, p);
+            }
+        }
+        let edits = entries
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                let meta = self.meta(p);
+                if meta.kind == Kind::Compaction && i > 0 {
+                    -2
+                } else {
+                    edit_of.get(&*meta.id).map_or(-1, |&e| e as i64)
+                }
+            })
+            .collect();
+        Ok(ContextPlan {
+            entries,
+            edits,
+            thinking,
+            model,
+        })
+    }
+
+    /// `getTree()` as positions: nodes, roots and children sorted by timestamp.
+    pub fn tree(&self) -> TreePlan {
+        let positions = self.entry_positions();
+        let mut node_of_key: HashMap<&str, u32> = HashMap::with_capacity(positions.len());
+        for (i, &p) in positions.iter().enumerate() {
+            node_of_key.insert(&self.meta(p).id, i as u32);
+        }
+        let node_of: Vec<u32> = positions
+            .iter()
+            .map(|&p| node_of_key[&*self.meta(p).id])
+            .collect();
+        let mut roots = Vec::new();
+        let mut kids: Vec<Vec<u32>> = vec![Vec::new(); positions.len()];
+        for (i, &p) in positions.iter().enumerate() {
+            let meta = self.meta(p);
+            let node = node_of[i];
+            if &*meta.parent == NULL_KEY || meta.parent == meta.id {
+                roots.push(node);
+            } else {
+                match node_of_key.get(&*meta.parent) {
+                    Some(&parent) => kids[parent as usize].push(node),
+                    None => roots.push(node),
+                }
+            }
+        }
+        let mut js_sort = Vec::new();
+        let mut sorted = vec![false; positions.len()];
+        let mut stack: Vec<u32> = roots.clone();
+        while let Some(node) = stack.pop() {
+            if std::mem::replace(&mut sorted[node as usize], true) {
+                continue;
+            }
+            let list = &mut kids[node as usize];
+            let times: Option<Vec<f64>> = list
+                .iter()
+                .map(|&c| self.meta(positions[c as usize]).time)
+                .collect();
+            match times {
+                Some(_) if list.len() > 1 => {
+                    list.sort_by(|&a, &b| {
+                        let ta = self.meta(positions[a as usize]).time.unwrap_or(0.0);
+                        let tb = self.meta(positions[b as usize]).time.unwrap_or(0.0);
+                        ta.total_cmp(&tb)
+                    });
+                }
+                None => js_sort.push(node),
+                _ => {}
+            }
+            stack.extend_from_slice(list);
+        }
+        let mut child_start = Vec::with_capacity(positions.len() + 1);
+        let mut children = Vec::new();
+        for list in &kids {
+            child_start.push(children.len() as u32);
+            children.extend_from_slice(list);
+        }
+        child_start.push(children.len() as u32);
+        let label_of = positions
+            .iter()
+            .map(|&p| self.labels.get(&self.meta(p).id))
+            .collect();
+        TreePlan {
+            label_of,
+            positions,
+            node_of,
+            roots,
+            child_start,
+            children,
+            js_sort,
+        }
+    }
+}
+
+pub fn is_truthy_key(key: &str) -> bool {
+    !(key.is_empty()
+        || key == UNDEFINED_KEY
+        || key == NULL_KEY
+        || key == "\0false"
+        || key == "\u{0}0"
+        || key == "\0NaN")
+}
+
+fn check_role(meta: &EntryMeta, position: u32) -> Result<(), NullishMessage> {
+    if meta.role.is_nullish() {
+        Err(NullishMessage {
+            position,
+            is_null: meta.role == Role::MessageNull,
+        })
+    } else {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::entry::{read_line, LineRead};
+
+    fn index(lines: &[&str]) -> EntryIndex {
+        EntryIndex::from_metas(
+            lines
+                .iter()
+                .map(|l| match read_line(l.as_bytes()) {
+                    LineRead::Entry(m) => m,
+                    LineRead::Skipped => panic!("{l}"),
+                })
+                .collect(),
+        )
+    }
+
+    fn msg(id: &str, parent: Option<&str>, role: &str, ts: &str) -> String {
+        let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
+        format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"{role}"}}}}"#
+        )
+    }
+
+    const T1: &str = "2024-01-01T00:00:01.000Z";
+    const T2: &str = "2024-01-01T00:00:02.000Z";
+
+    #[test]
+    fn branch_stops_on_cycles() {
+        let idx = index(&[
+            r#"{"type":"session","id":"s"}"#,
+            &msg("a", Some("b"), "user", T1),
+            &msg("b", Some("a"), "user", T1),
+        ]);
+        assert_eq!(idx.branch(Some("b")), vec![1, 2]);
+        assert_eq!(idx.leaf_path(), vec![1, 2]);
+    }
+
+    #[test]
+    fn compaction_keeps_from_first_kept_and_drops_system() {
+        let idx = index(&[
+            r#"{"type":"session","id":"s"}"#,
+            &msg("a", None, "user", T1),
+            &msg("b", Some("a"), "system", T1),
+            &msg("c", Some("b"), "assistant", T1),
+            r#"{"type":"compaction","id":"d","parentId":"c","firstKeptEntryId":"b"}"#,
+            &msg("e", Some("d"), "user", T1),
+        ]);
+        let path = idx.leaf_path();
+        assert_eq!(idx.context_entries(&path).unwrap(), vec![4, 3, 5]);
+        let plan = idx.context_plan(&path).unwrap();
+        assert_eq!(plan.model, Some(3));
+    }
+
+    #[test]
+    fn tree_sorts_children_by_time_and_roots_orphans() {
+        let idx = index(&[
+            r#"{"type":"session","id":"s"}"#,
+            &msg("a", None, "user", T1),
+            &msg("c", Some("a"), "user", T2),
+            &msg("b", Some("a"), "user", T1),
+            &msg("o", Some("zz"), "user", T1),
+        ]);
+        let tree = idx.tree();
+        assert_eq!(tree.roots, vec![0, 3]);
+        let kids = &tree.children[tree.child_start[0] as usize..tree.child_start[1] as usize];
+        assert_eq!(kids, &[2, 1]);
+    }
+
+    #[test]
+    fn nullish_message_is_reported() {
+        let idx = index(&[
+            r#"{"type":"session","id":"s"}"#,
+            r#"{"type":"message","id":"a","parentId":null,"message":null}"#,
+        ]);
+        let path = idx.leaf_path();
+        assert_eq!(
+            idx.context_plan(&path).err(),
+            Some(NullishMessage {
+                position: 1,
+                is_null: true
+            })
+        );
+    }
+}

@@ -1,0 +1,732 @@
+//! JSON with the exact semantics of V8's `JSON.parse` and `JSON.stringify`.
+//!
+//! serde_json is stricter than `JSON.parse` in ways that matter for session files
+//! (it rejects lone surrogate escapes and nests at most 128 deep) and it formats
+//! numbers differently from `JSON.stringify`. A line that `JSON.parse` accepts must
+//! be an entry here too, and a line we re-serialize must be byte-identical to what
+//! the reference writes, so this module implements the small grammar itself:
+//! iterative (no recursion, so any nesting depth works), strings kept as WTF-8 so
+//! lone surrogates survive, numbers as f64 formatted with `ryu_js` like JavaScript.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+/// A parsed JSON value, as `JSON.parse` would build it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JsValue {
+    Null,
+    Bool(bool),
+    Num(f64),
+    /// WTF-8: UTF-8 that may also hold lone surrogates (from `\uD800`-style escapes).
+    Str(Vec<u8>),
+    Arr(Vec<JsValue>),
+    /// Keys in insertion order; a repeated key keeps its first position and last value.
+    Obj(Vec<(Vec<u8>, JsValue)>),
+}
+
+impl JsValue {
+    pub fn get(&self, key: &str) -> Option<&JsValue> {
+        match self {
+            JsValue::Obj(members) => members
+                .iter()
+                .find(|(k, _)| k == key.as_bytes())
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut JsValue> {
+        match self {
+            JsValue::Obj(members) => members
+                .iter_mut()
+                .find(|(k, _)| k == key.as_bytes())
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// `obj[key] = value`: replaces in place, or appends a new key at the end.
+    pub fn set(&mut self, key: &str, value: JsValue) {
+        if let JsValue::Obj(members) = self {
+            match members.iter_mut().find(|(k, _)| k == key.as_bytes()) {
+                Some((_, v)) => *v = value,
+                None => members.push((key.as_bytes().to_vec(), value)),
+            }
+        }
+    }
+
+    /// `delete obj[key]`.
+    pub fn remove(&mut self, key: &str) {
+        if let JsValue::Obj(members) = self {
+            members.retain(|(k, _)| k != key.as_bytes());
+        }
+    }
+
+    pub fn str(s: &str) -> JsValue {
+        JsValue::Str(s.as_bytes().to_vec())
+    }
+
+    pub fn as_str(&self) -> Option<Cow<'_, str>> {
+        match self {
+            JsValue::Str(bytes) => Some(String::from_utf8_lossy(bytes)),
+            _ => None,
+        }
+    }
+
+    /// JavaScript truthiness of the value.
+    pub fn truthy(&self) -> bool {
+        match self {
+            JsValue::Null => false,
+            JsValue::Bool(b) => *b,
+            JsValue::Num(n) => *n != 0.0 && !n.is_nan(),
+            JsValue::Str(s) => !s.is_empty(),
+            JsValue::Arr(_) | JsValue::Obj(_) => true,
+        }
+    }
+}
+
+// The derived drop would recurse once per nesting level and overflow the stack on
+// deeply nested input; this one flattens the tree first.
+impl Drop for JsValue {
+    fn drop(&mut self) {
+        let mut pending: Vec<JsValue> = match self {
+            JsValue::Arr(items) if !items.is_empty() => std::mem::take(items),
+            JsValue::Obj(members) if !members.is_empty() => std::mem::take(members)
+                .into_iter()
+                .map(|(_, v)| v)
+                .collect(),
+            _ => return,
+        };
+        while let Some(mut value) = pending.pop() {
+            match &mut value {
+                JsValue::Arr(items) => pending.append(items),
+                JsValue::Obj(members) => pending.extend(members.drain(..).map(|(_, v)| v)),
+                _ => {}
+            }
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SyntaxError;
+
+/// Lines may hold invalid UTF-8: the reference decodes files with replacement
+/// characters before parsing, so we do the same before looking at the grammar.
+pub fn decode_lossy(line: &[u8]) -> Cow<'_, [u8]> {
+    match String::from_utf8_lossy(line) {
+        Cow::Borrowed(_) => Cow::Borrowed(line),
+        Cow::Owned(s) => Cow::Owned(s.into_bytes()),
+    }
+}
+
+fn is_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// A cursor over one JSON text. All methods validate as they go.
+pub struct Cursor<'a> {
+    pub s: &'a [u8],
+    pub i: usize,
+}
+
+impl<'a> Cursor<'a> {
+    pub fn new(s: &'a [u8]) -> Self {
+        Cursor { s, i: 0 }
+    }
+
+    pub fn skip_ws(&mut self) {
+        while self.i < self.s.len() && is_ws(self.s[self.i]) {
+            self.i += 1;
+        }
+    }
+
+    pub fn peek(&self) -> Option<u8> {
+        self.s.get(self.i).copied()
+    }
+
+    fn expect(&mut self, b: u8) -> Result<(), SyntaxError> {
+        if self.peek() == Some(b) {
+            self.i += 1;
+            Ok(())
+        } else {
+            Err(SyntaxError)
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Result<(), SyntaxError> {
+        if self.s[self.i..].starts_with(word) {
+            self.i += word.len();
+            Ok(())
+        } else {
+            Err(SyntaxError)
+        }
+    }
+
+    /// Skips a string starting at the opening quote; returns the raw span between
+    /// the quotes and whether it holds escapes.
+    pub fn skip_string(&mut self) -> Result<(usize, usize, bool), SyntaxError> {
+        self.expect(b'"')?;
+        let start = self.i;
+        let mut escaped = false;
+        let s = self.s;
+        loop {
+            // The common case is a long run of plain bytes: stop only on the three
+            // bytes the grammar cares about.
+            while self.i < s.len() {
+                let b = s[self.i];
+                if b == b'"' || b == b'\\' || b < 0x20 {
+                    break;
+                }
+                self.i += 1;
+            }
+            match s.get(self.i) {
+                Some(b'"') => {
+                    let end = self.i;
+                    self.i += 1;
+                    return Ok((start, end, escaped));
+                }
+                Some(b'\\') => {
+                    escaped = true;
+                    match s.get(self.i + 1) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => self.i += 2,
+                        Some(b'u') => {
+                            let hex = s.get(self.i + 2..self.i + 6).ok_or(SyntaxError)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return Err(SyntaxError);
+                            }
+                            self.i += 6;
+                        }
+                        _ => return Err(SyntaxError),
+                    }
+                }
+                _ => return Err(SyntaxError),
+            }
+        }
+    }
+
+    /// Skips a number; returns its text.
+    pub fn skip_number(&mut self) -> Result<&'a [u8], SyntaxError> {
+        let s = self.s;
+        let start = self.i;
+        if s.get(self.i) == Some(&b'-') {
+            self.i += 1;
+        }
+        match s.get(self.i) {
+            Some(b'0') => self.i += 1,
+            Some(b'1'..=b'9') => {
+                while matches!(s.get(self.i), Some(b'0'..=b'9')) {
+                    self.i += 1;
+                }
+            }
+            _ => return Err(SyntaxError),
+        }
+        if s.get(self.i) == Some(&b'.') {
+            self.i += 1;
+            if !matches!(s.get(self.i), Some(b'0'..=b'9')) {
+                return Err(SyntaxError);
+            }
+            while matches!(s.get(self.i), Some(b'0'..=b'9')) {
+                self.i += 1;
+            }
+        }
+        if matches!(s.get(self.i), Some(b'e' | b'E')) {
+            self.i += 1;
+            if matches!(s.get(self.i), Some(b'+' | b'-')) {
+                self.i += 1;
+            }
+            if !matches!(s.get(self.i), Some(b'0'..=b'9')) {
+                return Err(SyntaxError);
+            }
+            while matches!(s.get(self.i), Some(b'0'..=b'9')) {
+                self.i += 1;
+            }
+        }
+        Ok(&s[start..self.i])
+    }
+
+    /// Skips one complete value of any depth without recursion.
+    pub fn skip_value(&mut self) -> Result<(), SyntaxError> {
+        // Open containers: true for an object, false for an array.
+        let mut stack: Vec<bool> = Vec::new();
+        'value: loop {
+            self.skip_ws();
+            match self.peek().ok_or(SyntaxError)? {
+                b'{' => {
+                    self.i += 1;
+                    self.skip_ws();
+                    if self.peek() == Some(b'}') {
+                        self.i += 1;
+                    } else {
+                        self.skip_string()?;
+                        self.skip_ws();
+                        self.expect(b':')?;
+                        stack.push(true);
+                        continue 'value;
+                    }
+                }
+                b'[' => {
+                    self.i += 1;
+                    self.skip_ws();
+                    if self.peek() == Some(b']') {
+                        self.i += 1;
+                    } else {
+                        stack.push(false);
+                        continue 'value;
+                    }
+                }
+                b'"' => {
+                    self.skip_string()?;
+                }
+                b't' => self.literal(b"true")?,
+                b'f' => self.literal(b"false")?,
+                b'n' => self.literal(b"null")?,
+                _ => {
+                    self.skip_number()?;
+                }
+            }
+            // A value is complete: close containers or move to the next member.
+            loop {
+                let Some(&is_object) = stack.last() else {
+                    return Ok(());
+                };
+                self.skip_ws();
+                match self.peek() {
+                    Some(b',') => {
+                        self.i += 1;
+                        if is_object {
+                            self.skip_ws();
+                            self.skip_string()?;
+                            self.skip_ws();
+                            self.expect(b':')?;
+                        }
+                        continue 'value;
+                    }
+                    Some(b'}') if is_object => {
+                        self.i += 1;
+                        stack.pop();
+                    }
+                    Some(b']') if !is_object => {
+                        self.i += 1;
+                        stack.pop();
+                    }
+                    _ => return Err(SyntaxError),
+                }
+            }
+        }
+    }
+}
+
+fn hex4(h: &[u8]) -> u32 {
+    h.iter().fold(0, |acc, &c| {
+        acc * 16 + (c as char).to_digit(16).unwrap_or(0)
+    })
+}
+
+fn push_wtf8(out: &mut Vec<u8>, cp: u32) {
+    // Like UTF-8, but also encodes lone surrogates (0xD800..=0xDFFF) in three bytes.
+    if cp < 0x80 {
+        out.push(cp as u8);
+    } else if cp < 0x800 {
+        out.push(0xC0 | (cp >> 6) as u8);
+        out.push(0x80 | (cp & 0x3F) as u8);
+    } else if cp < 0x10000 {
+        out.push(0xE0 | (cp >> 12) as u8);
+        out.push(0x80 | ((cp >> 6) & 0x3F) as u8);
+        out.push(0x80 | (cp & 0x3F) as u8);
+    } else {
+        out.push(0xF0 | (cp >> 18) as u8);
+        out.push(0x80 | ((cp >> 12) & 0x3F) as u8);
+        out.push(0x80 | ((cp >> 6) & 0x3F) as u8);
+        out.push(0x80 | (cp & 0x3F) as u8);
+    }
+}
+
+/// Decodes the raw text between the quotes of a validated string into WTF-8.
+pub fn unescape(raw: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        if b != b'\\' {
+            out.push(b);
+            i += 1;
+            continue;
+        }
+        let c = raw[i + 1];
+        i += 2;
+        match c {
+            b'b' => out.push(0x08),
+            b'f' => out.push(0x0C),
+            b'n' => out.push(b'\n'),
+            b'r' => out.push(b'\r'),
+            b't' => out.push(b'\t'),
+            b'u' => {
+                let mut cp = hex4(&raw[i..i + 4]);
+                i += 4;
+                if (0xD800..0xDC00).contains(&cp)
+                    && raw.get(i) == Some(&b'\\')
+                    && raw.get(i + 1) == Some(&b'u')
+                {
+                    let low = hex4(&raw[i + 2..i + 6]);
+                    if (0xDC00..0xE000).contains(&low) {
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                        i += 6;
+                    }
+                }
+                push_wtf8(&mut out, cp);
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Parses the string at the cursor into WTF-8 bytes.
+pub fn parse_string(cur: &mut Cursor) -> Result<Vec<u8>, SyntaxError> {
+    let (start, end, escaped) = cur.skip_string()?;
+    let raw = &cur.s[start..end];
+    Ok(if escaped { unescape(raw) } else { raw.to_vec() })
+}
+
+/// Number text to the f64 `JSON.parse` produces (correctly rounded, overflow to infinity).
+pub fn number_value(text: &[u8]) -> f64 {
+    std::str::from_utf8(text)
+        .ok()
+        .and_then(|t| t.parse::<f64>().ok())
+        .unwrap_or(f64::NAN)
+}
+
+enum Frame {
+    Arr(Vec<JsValue>),
+    Obj {
+        members: Vec<(Vec<u8>, JsValue)>,
+        key: Vec<u8>,
+        // Built once objects get large, so repeated keys stay linear to find.
+        positions: Option<HashMap<Vec<u8>, usize>>,
+    },
+}
+
+const LINEAR_KEY_SEARCH: usize = 32;
+
+fn add_member(
+    members: &mut Vec<(Vec<u8>, JsValue)>,
+    positions: &mut Option<HashMap<Vec<u8>, usize>>,
+    key: Vec<u8>,
+    value: JsValue,
+) {
+    if positions.is_none() && members.len() >= LINEAR_KEY_SEARCH {
+        let map = members
+            .iter()
+            .enumerate()
+            .map(|(i, (k, _))| (k.clone(), i))
+            .collect();
+        *positions = Some(map);
+    }
+    let existing = match positions {
+        Some(map) => map.get(&key).copied(),
+        None => members.iter().position(|(k, _)| *k == key),
+    };
+    match existing {
+        Some(at) => members[at].1 = value,
+        None => {
+            if let Some(map) = positions {
+                map.insert(key.clone(), members.len());
+            }
+            members.push((key, value));
+        }
+    }
+}
+
+/// `JSON.parse` of a whole text (already lossily decoded).
+pub fn parse(text: &[u8]) -> Result<JsValue, SyntaxError> {
+    let mut cur = Cursor::new(text);
+    let mut stack: Vec<Frame> = Vec::new();
+    let result = 'value: loop {
+        cur.skip_ws();
+        let mut done = match cur.peek().ok_or(SyntaxError)? {
+            b'{' => {
+                cur.i += 1;
+                cur.skip_ws();
+                if cur.peek() == Some(b'}') {
+                    cur.i += 1;
+                    JsValue::Obj(Vec::new())
+                } else {
+                    let key = parse_string(&mut cur)?;
+                    cur.skip_ws();
+                    cur.expect(b':')?;
+                    stack.push(Frame::Obj {
+                        members: Vec::new(),
+                        key,
+                        positions: None,
+                    });
+                    continue 'value;
+                }
+            }
+            b'[' => {
+                cur.i += 1;
+                cur.skip_ws();
+                if cur.peek() == Some(b']') {
+                    cur.i += 1;
+                    JsValue::Arr(Vec::new())
+                } else {
+                    stack.push(Frame::Arr(Vec::new()));
+                    continue 'value;
+                }
+            }
+            b'"' => JsValue::Str(parse_string(&mut cur)?),
+            b't' => {
+                cur.literal(b"true")?;
+                JsValue::Bool(true)
+            }
+            b'f' => {
+                cur.literal(b"false")?;
+                JsValue::Bool(false)
+            }
+            b'n' => {
+                cur.literal(b"null")?;
+                JsValue::Null
+            }
+            _ => JsValue::Num(number_value(cur.skip_number()?)),
+        };
+        loop {
+            let Some(frame) = stack.last_mut() else {
+                break 'value done;
+            };
+            cur.skip_ws();
+            let next = cur.peek();
+            match frame {
+                Frame::Arr(items) => {
+                    items.push(done);
+                    match next {
+                        Some(b',') => {
+                            cur.i += 1;
+                            continue 'value;
+                        }
+                        Some(b']') => {
+                            cur.i += 1;
+                            let Some(Frame::Arr(items)) = stack.pop() else {
+                                unreachable!()
+                            };
+                            done = JsValue::Arr(items);
+                        }
+                        _ => return Err(SyntaxError),
+                    }
+                }
+                Frame::Obj {
+                    members,
+                    key,
+                    positions,
+                } => {
+                    add_member(members, positions, std::mem::take(key), done);
+                    match next {
+                        Some(b',') => {
+                            cur.i += 1;
+                            cur.skip_ws();
+                            *key = parse_string(&mut cur)?;
+                            cur.skip_ws();
+                            cur.expect(b':')?;
+                            continue 'value;
+                        }
+                        Some(b'}') => {
+                            cur.i += 1;
+                            let Some(Frame::Obj { members, .. }) = stack.pop() else {
+                                unreachable!()
+                            };
+                            done = JsValue::Obj(members);
+                        }
+                        _ => return Err(SyntaxError),
+                    }
+                }
+            }
+        }
+    };
+    cur.skip_ws();
+    if cur.i != text.len() {
+        return Err(SyntaxError);
+    }
+    Ok(result)
+}
+
+/// Appends a string literal the way `JSON.stringify` writes it.
+pub fn write_string(out: &mut Vec<u8>, s: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
+    let mut i = 0;
+    while i < s.len() {
+        let b = s[i];
+        match b {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            0..=0x1F => {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[(b >> 4) as usize]);
+                out.push(HEX[(b & 0xF) as usize]);
+            }
+            // A WTF-8 lone surrogate: JSON.stringify escapes it.
+            0xED if s.get(i + 1).is_some_and(|&n| n >= 0xA0) && i + 2 < s.len() => {
+                let cp = ((b as u32 & 0x0F) << 12)
+                    | ((s[i + 1] as u32 & 0x3F) << 6)
+                    | (s[i + 2] as u32 & 0x3F);
+                out.extend_from_slice(b"\\u");
+                for shift in [12, 8, 4, 0] {
+                    out.push(HEX[((cp >> shift) & 0xF) as usize]);
+                }
+                i += 3;
+                continue;
+            }
+            _ => out.push(b),
+        }
+        i += 1;
+    }
+    out.push(b'"');
+}
+
+pub fn write_number(out: &mut Vec<u8>, n: f64) {
+    if !n.is_finite() {
+        out.extend_from_slice(b"null");
+    } else if n == 0.0 {
+        // JSON.stringify(-0) is "0".
+        out.push(b'0');
+    } else {
+        let mut buf = ryu_js::Buffer::new();
+        out.extend_from_slice(buf.format(n).as_bytes());
+    }
+}
+
+/// `JSON.stringify(value)`, without recursion.
+pub fn stringify(value: &JsValue) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_value(&mut out, value);
+    out
+}
+
+pub fn write_value(out: &mut Vec<u8>, value: &JsValue) {
+    enum Step<'v> {
+        Value(&'v JsValue),
+        Raw(&'static [u8]),
+        Key(&'v [u8]),
+    }
+    let mut todo = vec![Step::Value(value)];
+    while let Some(step) = todo.pop() {
+        match step {
+            Step::Raw(bytes) => out.extend_from_slice(bytes),
+            Step::Key(key) => {
+                write_string(out, key);
+                out.push(b':');
+            }
+            Step::Value(v) => match v {
+                JsValue::Null => out.extend_from_slice(b"null"),
+                JsValue::Bool(true) => out.extend_from_slice(b"true"),
+                JsValue::Bool(false) => out.extend_from_slice(b"false"),
+                JsValue::Num(n) => write_number(out, *n),
+                JsValue::Str(s) => write_string(out, s),
+                JsValue::Arr(items) => {
+                    out.push(b'[');
+                    todo.push(Step::Raw(b"]"));
+                    for (i, item) in items.iter().enumerate().rev() {
+                        todo.push(Step::Value(item));
+                        if i > 0 {
+                            todo.push(Step::Raw(b","));
+                        }
+                    }
+                }
+                JsValue::Obj(members) => {
+                    out.push(b'{');
+                    todo.push(Step::Raw(b"}"));
+                    for (i, (k, item)) in members.iter().enumerate().rev() {
+                        todo.push(Step::Value(item));
+                        todo.push(Step::Key(k));
+                        if i > 0 {
+                            todo.push(Step::Raw(b","));
+                        }
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// `JSON.stringify(JSON.parse(line))` with top-level changes applied in between:
+/// the shape of `{ ...entry, key: value }` written by the reference.
+pub fn rewrite_line(
+    line: &[u8],
+    change: impl FnOnce(&mut JsValue),
+) -> Result<Vec<u8>, SyntaxError> {
+    let text = decode_lossy(line);
+    let mut value = parse(&text)?;
+    change(&mut value);
+    Ok(stringify(&value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn roundtrip(s: &str) -> String {
+        String::from_utf8(stringify(&parse(s.as_bytes()).unwrap())).unwrap()
+    }
+
+    #[test]
+    fn stringify_matches_javascript() {
+        assert_eq!(
+            roundtrip(r#" { "a" : 1.50 , "b":[ ] } "#),
+            r#"{"a":1.5,"b":[]}"#
+        );
+        assert_eq!(
+            roundtrip("[1e21,1e-7,-0,0.1,100,12345678901234567890]"),
+            "[1e+21,1e-7,0,0.1,100,12345678901234567000]"
+        );
+        assert_eq!(roundtrip(r#""\u00e9\/\u001F\n""#), "\"é/\\u001f\\n\"");
+        assert_eq!(roundtrip(r#""\ud800x\ud83d\ude00""#), "\"\\ud800x😀\"");
+        assert_eq!(roundtrip(r#"{"a":1,"b":2,"a":3}"#), r#"{"a":3,"b":2}"#);
+        assert_eq!(roundtrip("[1e400]"), "[null]");
+    }
+
+    #[test]
+    fn grammar_is_strict_like_json_parse() {
+        for bad in [
+            "", "{", "[1,]", "{\"a\":}", "01", "1.", "-", "\"\t\"", "tru", "{}x", "'a'", "[1 2]",
+        ] {
+            assert!(parse(bad.as_bytes()).is_err(), "{bad:?} must fail");
+        }
+        for good in [
+            "0",
+            " -0.5e+3 ",
+            "\"\\u0041\"",
+            "[[[]]]",
+            "{\"\":null}",
+            "true\r",
+        ] {
+            assert!(parse(good.as_bytes()).is_ok(), "{good:?} must parse");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_needs_no_stack() {
+        let deep = "[".repeat(200_000) + &"]".repeat(200_000);
+        let v = parse(deep.as_bytes()).unwrap();
+        assert_eq!(stringify(&v), deep.as_bytes());
+        let mut c = Cursor::new(deep.as_bytes());
+        c.skip_value().unwrap();
+        assert_eq!(c.i, deep.len());
+        drop(v);
+    }
+
+    #[test]
+    fn rewrite_keeps_key_order() {
+        let out = rewrite_line(br#"{"type":"x","parentId":"a","id":"b"}"#, |v| {
+            v.set("parentId", JsValue::Null);
+            v.set("extra", JsValue::Bool(true));
+        })
+        .unwrap();
+        assert_eq!(
+            out,
+            br#"{"type":"x","parentId":null,"id":"b","extra":true}"#
+        );
+    }
+}

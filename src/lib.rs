@@ -1,0 +1,15 @@
+//! pi-session-native: the session store of the pi coding agent in Rust.
+//!
+//! The core modules know nothing of Node; `binding` is the only napi layer.
+
+pub mod entry;
+pub mod index;
+pub mod json;
+pub mod listing;
+pub mod migrate;
+pub mod session;
+pub mod store;
+
+// Under `cargo test` napi does not register the exports, so they look unused.
+#[cfg_attr(test, allow(dead_code))]
+mod binding;

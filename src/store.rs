@@ -1,0 +1,164 @@
+//! Session files on disk: reading lines the way the reference does, appending one
+//! whole line per write, and rewriting whole files through a temporary file.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+use memchr::memchr_iter;
+
+/// An I/O failure, carried to JavaScript with what Node needs to build its usual
+/// error (`ENOSPC: no space left on device, write`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IoFailure {
+    pub errno: i32,
+    pub syscall: &'static str,
+    pub path: Option<String>,
+}
+
+impl IoFailure {
+    pub fn new(err: &io::Error, syscall: &'static str, path: Option<&Path>) -> IoFailure {
+        IoFailure {
+            errno: err.raw_os_error().unwrap_or(libc_eio()),
+            syscall,
+            path: path.map(|p| p.to_string_lossy().into_owned()),
+        }
+    }
+}
+
+const fn libc_eio() -> i32 {
+    5
+}
+
+/// The physical lines of a file, split on `\n` (a `\r` stays part of its line,
+/// as in the reference, where JSON.parse treats it as whitespace).
+pub struct FileLines {
+    pub bytes: Vec<u8>,
+    /// (start, end) of each line, the last one possibly unterminated.
+    pub spans: Vec<(usize, usize)>,
+    /// The file did not end with `\n`: the reference appends one when it loads.
+    pub unterminated: bool,
+}
+
+pub fn split_lines(bytes: Vec<u8>) -> FileLines {
+    let mut spans = Vec::new();
+    let mut start = 0;
+    for nl in memchr_iter(b'\n', &bytes) {
+        spans.push((start, nl));
+        start = nl + 1;
+    }
+    let unterminated = start < bytes.len();
+    if unterminated {
+        spans.push((start, bytes.len()));
+    }
+    FileLines {
+        bytes,
+        spans,
+        unterminated,
+    }
+}
+
+pub fn read_file(path: &Path) -> Result<Vec<u8>, IoFailure> {
+    let mut file = File::open(path).map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)
+        .map_err(|e| IoFailure::new(&e, "read", None))?;
+    Ok(bytes)
+}
+
+/// Appends `data` in one write. A failed or short write is cut back so the file
+/// never keeps half a line.
+pub fn append(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
+    let mut file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
+    let before = file
+        .metadata()
+        .map_err(|e| IoFailure::new(&e, "fstat", None))?
+        .len();
+    if let Err(e) = file.write_all(data) {
+        let _ = file.set_len(before);
+        return Err(IoFailure::new(&e, "write", None));
+    }
+    Ok(())
+}
+
+/// Creates a new file that must not exist yet (`wx`), with all of `data`.
+pub fn create_new(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
+    if let Err(e) = file.write_all(data) {
+        drop(file);
+        let _ = fs::remove_file(path);
+        return Err(IoFailure::new(&e, "write", None));
+    }
+    Ok(())
+}
+
+/// Replaces the file's content as a whole: written to a temporary file in the
+/// same folder, flushed, then renamed over the original. The reference truncates
+/// first, so a failure half-way destroys the session; here the old file survives.
+pub fn replace(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
+    // Write through a symlink to its target, as truncating in place would.
+    let target: PathBuf = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
+    let existing = fs::metadata(&target).ok();
+    let result = (|| {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+            .map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
+        file.write_all(data)
+            .map_err(|e| IoFailure::new(&e, "write", None))?;
+        file.sync_data()
+            .map_err(|e| IoFailure::new(&e, "fsync", None))?;
+        if let Some(meta) = &existing {
+            let _ = fs::set_permissions(&temp, meta.permissions());
+        }
+        fs::rename(&temp, &target).map_err(|e| IoFailure::new(&e, "rename", Some(path)))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_like_the_reference() {
+        let lines = split_lines(b"a\r\n\nb".to_vec());
+        assert_eq!(lines.spans, vec![(0, 2), (3, 3), (4, 5)]);
+        assert!(lines.unterminated);
+        assert!(!split_lines(b"a\n".to_vec()).unterminated);
+        assert!(split_lines(Vec::new()).spans.is_empty());
+    }
+
+    #[test]
+    fn replace_keeps_the_old_file_until_the_new_one_is_complete() {
+        let dir = std::env::temp_dir().join(format!("pisn-store-{}", uuid::Uuid::new_v4()));
+        fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("s.jsonl");
+        fs::write(&file, b"old\n").unwrap();
+        replace(&file, b"new\n").unwrap();
+        assert_eq!(fs::read(&file).unwrap(), b"new\n");
+        assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+        append(&file, b"more\n").unwrap();
+        assert_eq!(fs::read(&file).unwrap(), b"new\nmore\n");
+        assert!(create_new(&file, b"x").is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}
