@@ -494,25 +494,10 @@ impl PlanIndex {
 
 fn index_for(input: JsPlanInput) -> PlanIndex {
     let metas: Vec<EntryMeta> = input.metas.into_iter().map(Into::into).collect();
-    let mut index = EntryIndex {
-        metas,
-        ..Default::default()
-    };
-    // Unlike the manager's own index, the free functions' map holds every entry
-    // passed in, headers included.
-    match input.keys {
-        Some(keys) => {
-            for (p, key) in keys.into_iter().enumerate() {
-                index.by_id.set(&key.into_boxed_str(), p as u32);
-            }
-        }
-        None => {
-            for p in 0..index.metas.len() {
-                let id = index.metas[p].id.clone();
-                index.by_id.set(&id, p as u32);
-            }
-        }
-    }
+    let keys = input
+        .keys
+        .map(|keys| keys.into_iter().map(String::into_boxed_str).collect());
+    let index = EntryIndex::from_map(metas, keys);
     let leaf = match input.leaf_mode {
         0 => LeafArgOwned::Null,
         2 => LeafArgOwned::Id(input.leaf_key.unwrap_or_default()),

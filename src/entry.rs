@@ -283,7 +283,7 @@ pub fn for_each_member(
     }
     loop {
         cur.skip_ws();
-        let key = json::parse_string(cur)?;
+        let key = json::parse_string_ref(cur)?;
         cur.skip_ws();
         if cur.peek() != Some(b':') {
             return Err(SyntaxError);
@@ -303,9 +303,13 @@ pub fn for_each_member(
 }
 
 /// Reads one physical line (without its `\n`) as the reference's loader does.
+///
+/// The reference decodes UTF-8 with replacement characters before parsing. A
+/// decoder never swallows an ASCII byte, and bytes >= 0x80 are only valid
+/// inside strings either way, so the grammar can be checked on the raw bytes;
+/// only the string values we keep are decoded.
 pub fn read_line(line: &[u8]) -> LineRead {
-    let text = json::decode_lossy(line);
-    read_text(&text).unwrap_or(LineRead::Skipped)
+    read_text(line).unwrap_or(LineRead::Skipped)
 }
 
 fn read_text(text: &[u8]) -> Result<LineRead, SyntaxError> {
@@ -499,8 +503,13 @@ mod tests {
     #[test]
     fn invalid_utf8_inside_strings_is_replaced_not_rejected() {
         let line = b"{\"type\":\"message\",\"id\":\"a\xff\",\"message\":{\"role\":\"user\"}}";
-        let m = meta(std::str::from_utf8(&json::decode_lossy(line)).unwrap());
+        let LineRead::Entry(m) = read_line(line) else {
+            panic!("skipped")
+        };
         assert_eq!(&*m.id, "a\u{fffd}");
+        assert_eq!(m.role, Role::User);
+        // A cut multi-byte character before the closing quote does not hide it.
+        assert!(matches!(read_line(b"{\"id\":\"\xe2\x82\"}"), LineRead::Entry(_)));
         assert_eq!(read_line(b"{\"a\":1}\xff"), LineRead::Skipped);
     }
 

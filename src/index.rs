@@ -74,7 +74,14 @@ pub struct EntryIndex {
     pub labels: OrderedMap,
     /// `leafId`: `None` is null; `Some(key)` may be the undefined key.
     pub leaf: Option<Key>,
+    /// Each entry's parent as `byId` resolves it now (`NO_PARENT` when its
+    /// parentId is falsy or names no entry), so walks hop through an array.
+    parents: Vec<u32>,
+    /// Entries whose parentId names no entry yet, by that id.
+    waiting: HashMap<Key, Vec<u32>>,
 }
+
+const NO_PARENT: u32 = u32::MAX;
 
 /// The leaf argument of `buildSessionPath(entries, leafId, byId)`.
 pub enum LeafArg<'a> {
@@ -113,8 +120,56 @@ pub struct ContextPlan {
 impl EntryIndex {
     pub fn push(&mut self, meta: EntryMeta) -> u32 {
         let position = self.metas.len() as u32;
+        self.parents.push(NO_PARENT);
         if meta.kind != Kind::Session {
+            if meta.parent_truthy {
+                match self.by_id.get(&meta.parent) {
+                    Some(parent) => self.parents[position as usize] = parent,
+                    None => self.waiting.entry(meta.parent.clone()).or_default().push(position),
+                }
+            }
+            let repeated = self.by_id.get(&meta.id).is_some();
             self.by_id.set(&meta.id, position);
+            if repeated {
+                // A repeated id moves every child of that id to the new entry.
+                self.metas.push(meta);
+                self.resolve_parents();
+                let meta = self.metas.pop().expect("just pushed");
+                self.finish_push(meta, position);
+                return position;
+            }
+            if let Some(children) = self.waiting.remove(&meta.id) {
+                for child in children {
+                    self.parents[child as usize] = position;
+                }
+            }
+        }
+        self.finish_push(meta, position);
+        position
+    }
+
+    /// Resolves every entry's parent through `byId` again.
+    pub fn resolve_parents(&mut self) {
+        self.waiting.clear();
+        self.parents.clear();
+        for (p, meta) in self.metas.iter().enumerate() {
+            let parent = if meta.parent_truthy {
+                self.by_id.get(&meta.parent)
+            } else {
+                None
+            };
+            if parent.is_none() && meta.parent_truthy {
+                self.waiting
+                    .entry(meta.parent.clone())
+                    .or_default()
+                    .push(p as u32);
+            }
+            self.parents.push(parent.unwrap_or(NO_PARENT));
+        }
+    }
+
+    fn finish_push(&mut self, meta: EntryMeta, position: u32) {
+        if meta.kind != Kind::Session {
             self.leaf = Some(meta.id.clone());
             if meta.kind == Kind::Label {
                 if meta.label_truthy {
@@ -125,7 +180,6 @@ impl EntryIndex {
             }
         }
         self.metas.push(meta);
-        position
     }
 
     pub fn from_metas(metas: Vec<EntryMeta>) -> EntryIndex {
@@ -134,6 +188,31 @@ impl EntryIndex {
         for meta in metas {
             index.push(meta);
         }
+        index
+    }
+
+    /// The index the free functions build over entries the caller holds: their
+    /// `byId` map (`keys` given) or one built from every entry's id, headers
+    /// included.
+    pub fn from_map(metas: Vec<EntryMeta>, keys: Option<Vec<Key>>) -> EntryIndex {
+        let mut index = EntryIndex {
+            metas,
+            ..Default::default()
+        };
+        match keys {
+            Some(keys) => {
+                for (p, key) in keys.iter().enumerate() {
+                    index.by_id.set(key, p as u32);
+                }
+            }
+            None => {
+                for p in 0..index.metas.len() {
+                    let id = index.metas[p].id.clone();
+                    index.by_id.set(&id, p as u32);
+                }
+            }
+        }
+        index.resolve_parents();
         index
     }
 
@@ -170,19 +249,26 @@ impl EntryIndex {
     /// twice, where the reference would loop forever.
     fn walk_to_root(&self, start: Option<u32>) -> Vec<u32> {
         let mut path = Vec::new();
-        let mut seen = vec![false; self.metas.len()];
-        let mut current = start;
-        while let Some(p) = current {
-            if std::mem::replace(&mut seen[p as usize], true) {
-                break;
+        let mut current = start.unwrap_or(NO_PARENT);
+        while current != NO_PARENT {
+            if path.len() > self.metas.len() {
+                return self.walk_to_root_checked(start);
             }
-            path.push(p);
-            let meta = self.meta(p);
-            current = if meta.parent_truthy {
-                self.get(&meta.parent)
-            } else {
-                None
-            };
+            path.push(current);
+            current = self.parents[current as usize];
+        }
+        path.reverse();
+        path
+    }
+
+    /// The walk for a parent cycle: it ends before the first entry seen twice.
+    fn walk_to_root_checked(&self, start: Option<u32>) -> Vec<u32> {
+        let mut path = Vec::new();
+        let mut seen = vec![false; self.metas.len()];
+        let mut current = start.unwrap_or(NO_PARENT);
+        while current != NO_PARENT && !std::mem::replace(&mut seen[current as usize], true) {
+            path.push(current);
+            current = self.parents[current as usize];
         }
         path.reverse();
         path
@@ -459,6 +545,27 @@ mod tests {
         ]);
         assert_eq!(idx.branch(Some("b")), vec![1, 2]);
         assert_eq!(idx.leaf_path(), vec![1, 2]);
+    }
+
+    #[test]
+    fn parents_follow_late_and_repeated_ids() {
+        let mut idx = index(&[
+            r#"{"type":"session","id":"s"}"#,
+            &msg("b", Some("a"), "user", T1),
+            &msg("a", None, "user", T1),
+        ]);
+        assert_eq!(idx.branch(Some("b")), vec![2, 1]);
+        // A second "a" becomes the parent `byId` resolves to.
+        let LineRead::Entry(again) = read_line(msg("a", Some("z"), "user", T1).as_bytes()) else {
+            panic!()
+        };
+        idx.push(again);
+        assert_eq!(idx.branch(Some("b")), vec![3, 1]);
+        let LineRead::Entry(z) = read_line(msg("z", None, "user", T1).as_bytes()) else {
+            panic!()
+        };
+        idx.push(z);
+        assert_eq!(idx.branch(Some("b")), vec![4, 3, 1]);
     }
 
     #[test]

@@ -170,15 +170,14 @@ impl<'a> Cursor<'a> {
         let mut escaped = false;
         let s = self.s;
         loop {
-            // The common case is a long run of plain bytes: stop only on the three
-            // bytes the grammar cares about.
-            while self.i < s.len() {
-                let b = s[self.i];
-                if b == b'"' || b == b'\\' || b < 0x20 {
-                    break;
-                }
-                self.i += 1;
+            // Long runs of plain text (base64 images, tool output) dominate: find
+            // the next quote or backslash with memchr, then check the run for raw
+            // control characters a word at a time.
+            let run_end = memchr::memchr2(b'"', b'\\', &s[self.i..]).map_or(s.len(), |o| self.i + o);
+            if has_control_byte(&s[self.i..run_end]) {
+                return Err(SyntaxError);
             }
+            self.i = run_end;
             match s.get(self.i) {
                 Some(b'"') => {
                     let end = self.i;
@@ -316,6 +315,21 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// Whether any byte is below 0x20 (not allowed raw inside a JSON string).
+fn has_control_byte(bytes: &[u8]) -> bool {
+    const LOW: u64 = 0x2020_2020_2020_2020;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = bytes.chunks_exact(8);
+    for chunk in &mut chunks {
+        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
+        // Sets the high bit of each byte that is < 0x20 (classic "has less than").
+        if word.wrapping_sub(LOW) & !word & HIGH != 0 {
+            return true;
+        }
+    }
+    chunks.remainder().iter().any(|&b| b < 0x20)
+}
+
 fn hex4(h: &[u8]) -> u32 {
     h.iter().fold(0, |acc, &c| {
         acc * 16 + (c as char).to_digit(16).unwrap_or(0)
@@ -383,9 +397,18 @@ pub fn unescape(raw: &[u8]) -> Vec<u8> {
 
 /// Parses the string at the cursor into WTF-8 bytes.
 pub fn parse_string(cur: &mut Cursor) -> Result<Vec<u8>, SyntaxError> {
+    Ok(parse_string_ref(cur)?.into_owned())
+}
+
+/// Like `parse_string`, borrowing the text when it holds no escapes.
+pub fn parse_string_ref<'a>(cur: &mut Cursor<'a>) -> Result<Cow<'a, [u8]>, SyntaxError> {
     let (start, end, escaped) = cur.skip_string()?;
     let raw = &cur.s[start..end];
-    Ok(if escaped { unescape(raw) } else { raw.to_vec() })
+    Ok(if escaped {
+        Cow::Owned(unescape(raw))
+    } else {
+        Cow::Borrowed(raw)
+    })
 }
 
 /// Number text to the f64 `JSON.parse` produces (correctly rounded, overflow to infinity).
@@ -703,6 +726,21 @@ mod tests {
             "true\r",
         ] {
             assert!(parse(good.as_bytes()).is_ok(), "{good:?} must parse");
+        }
+    }
+
+    #[test]
+    fn control_bytes_are_found_in_any_position() {
+        for len in 0..20 {
+            for at in 0..len {
+                let mut bytes = vec![b'a'; len];
+                bytes[at] = 0x1f;
+                assert!(has_control_byte(&bytes), "{len} {at}");
+                bytes[at] = 0x20;
+                assert!(!has_control_byte(&bytes));
+                bytes[at] = 0xff;
+                assert!(!has_control_byte(&bytes));
+            }
         }
     }
 
