@@ -85,13 +85,13 @@ function sessionInfo(file, summary, stats) {
     path: file,
     id: header.id,
     cwd: typeof header.cwd === 'string' ? header.cwd : '',
-    name: summary.name ?? undefined,
+    name: summary.name == null ? undefined : JSON.parse(summary.name),
     parentSessionPath: header.parentSession,
     created: new Date(header.timestamp),
     modified,
     messageCount: summary.messageCount,
-    firstMessage: summary.firstMessage || '(no messages)',
-    allMessagesText: summary.allMessagesText,
+    firstMessage: JSON.parse(summary.firstMessage) || '(no messages)',
+    allMessagesText: JSON.parse(summary.allMessagesText),
   };
 }
 

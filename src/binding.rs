@@ -283,27 +283,33 @@ impl NativeSession {
 
     #[napi]
     pub fn has_line(&self, position: u32) -> bool {
-        self.inner.line(position).is_some()
+        self.inner.has_line(position)
     }
 
     #[napi]
-    pub fn line(&self, position: u32) -> Option<String> {
-        self.inner.line(position).map(lossy)
+    pub fn line(&self, position: u32) -> Result<Option<String>> {
+        Ok(self
+            .inner
+            .line(position)
+            .map_err(to_napi)?
+            .map(|l| lossy(&l)))
     }
 
     /// The lines at `positions` as one JSON array text, for a single `JSON.parse`.
     #[napi]
-    pub fn lines_array(&self, positions: Uint32Array) -> String {
+    pub fn lines_array(&self, positions: Uint32Array) -> Result<String> {
         let mut out = Vec::new();
         out.push(b'[');
-        for (i, &p) in positions.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            out.extend_from_slice(self.inner.line(p).unwrap_or(b"null"));
-        }
+        self.inner
+            .each_line(&positions, |line| {
+                if out.len() > 1 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(line);
+            })
+            .map_err(to_napi)?;
         out.push(b']');
-        lossy(&out)
+        Ok(lossy(&out))
     }
 
     #[napi]

@@ -2,6 +2,8 @@
 //! without building the entry: type, id, parentId, role and the few fields the
 //! tree, label and context algorithms look at.
 
+use std::borrow::Cow;
+
 use crate::json::{self, Cursor, SyntaxError};
 
 /// A JavaScript value used as a Map key by the reference (`byId.get(entry.id)`).
@@ -154,26 +156,38 @@ pub enum LineRead {
 }
 
 /// A member value we looked at: its JS truthiness and its key spelling.
-struct Seen {
-    key: Key,
+struct Seen<'a> {
+    /// The string's bytes (WTF-8, borrowed when it had no escapes).
+    text: Option<Cow<'a, [u8]>>,
+    /// The key for non-strings.
+    other: Option<Key>,
     truthy: bool,
-    is_string: bool,
-    text: Option<String>,
     number: Option<f64>,
 }
 
-fn read_value(cur: &mut Cursor, object_counter: &mut u32) -> Result<Seen, SyntaxError> {
+impl Seen<'_> {
+    fn key(&self) -> Key {
+        match &self.text {
+            Some(t) => String::from_utf8_lossy(t).into(),
+            None => self.other.clone().unwrap_or_else(|| UNDEFINED_KEY.into()),
+        }
+    }
+
+    fn text_str(&self) -> Option<Cow<'_, str>> {
+        self.text.as_deref().map(String::from_utf8_lossy)
+    }
+}
+
+fn read_value<'a>(cur: &mut Cursor<'a>, object_counter: &mut u32) -> Result<Seen<'a>, SyntaxError> {
     cur.skip_ws();
     let start = cur.i;
     match cur.peek() {
         Some(b'"') => {
-            let raw = json::parse_string(cur)?;
-            let text = String::from_utf8_lossy(&raw).into_owned();
+            let raw = json::parse_string_ref(cur)?;
             Ok(Seen {
-                key: text.clone().into_boxed_str(),
-                truthy: !text.is_empty(),
-                is_string: true,
-                text: Some(text),
+                truthy: !raw.is_empty(),
+                text: Some(raw),
+                other: None,
                 number: None,
             })
         }
@@ -182,10 +196,9 @@ fn read_value(cur: &mut Cursor, object_counter: &mut u32) -> Result<Seen, Syntax
             // Two distinct objects are never the same Map key.
             *object_counter += 1;
             Ok(Seen {
-                key: format!("\0object#{object_counter}").into_boxed_str(),
-                truthy: true,
-                is_string: false,
                 text: None,
+                other: Some(format!("\0object#{object_counter}").into_boxed_str()),
+                truthy: true,
                 number: None,
             })
         }
@@ -202,10 +215,9 @@ fn read_value(cur: &mut Cursor, object_counter: &mut u32) -> Result<Seen, Syntax
                 }
             };
             Ok(Seen {
-                key,
-                truthy,
-                is_string: false,
                 text: None,
+                other: Some(key),
+                truthy,
                 number,
             })
         }
@@ -221,7 +233,7 @@ fn version_number(seen: &Seen, raw_is_bool: Option<bool>) -> f64 {
     if let Some(b) = raw_is_bool {
         return if b { 1.0 } else { 0.0 };
     }
-    if let Some(t) = &seen.text {
+    if let Some(t) = seen.text_str() {
         let t = t.trim();
         if t.is_empty() {
             return 0.0;
@@ -243,7 +255,7 @@ fn read_role(cur: &mut Cursor, counter: &mut u32) -> Result<Role, SyntaxError> {
             for_each_member(cur, |key, cur| {
                 if key == b"role" {
                     let seen = read_value(cur, counter)?;
-                    role = match seen.text {
+                    role = match seen.text_str() {
                         Some(t) => Role::parse(&t),
                         None => Role::Other,
                     };
@@ -319,29 +331,33 @@ fn read_text(text: &[u8]) -> Result<LineRead, SyntaxError> {
         Some(b'{') => {
             let mut meta = EntryMeta::opaque();
             let mut counter = 0u32;
-            let mut type_name: Option<String> = None;
+            let mut kind = Kind::Other;
             let mut role = Role::MessageUndefined;
             let mut version: Option<f64> = None;
             for_each_member(&mut cur, |key, cur| {
                 match key {
-                    b"type" => type_name = read_value(cur, &mut counter)?.text,
+                    b"type" => {
+                        kind = read_value(cur, &mut counter)?
+                            .text_str()
+                            .map_or(Kind::Other, |t| Kind::from_type(&t))
+                    }
                     b"id" => {
                         let seen = read_value(cur, &mut counter)?;
-                        meta.id = seen.key;
-                        meta.id_is_string = seen.is_string;
+                        meta.id = seen.key();
+                        meta.id_is_string = seen.text.is_some();
                     }
                     b"parentId" => {
                         let seen = read_value(cur, &mut counter)?;
-                        meta.parent = seen.key;
+                        meta.parent = seen.key();
                         meta.parent_truthy = seen.truthy;
                     }
                     b"timestamp" => {
                         let seen = read_value(cur, &mut counter)?;
-                        meta.time = seen.text.as_deref().and_then(iso_time);
+                        meta.time = seen.text_str().as_deref().and_then(iso_time);
                     }
-                    b"targetId" => meta.target = read_value(cur, &mut counter)?.key,
+                    b"targetId" => meta.target = read_value(cur, &mut counter)?.key(),
                     b"label" => meta.label_truthy = read_value(cur, &mut counter)?.truthy,
-                    b"firstKeptEntryId" => meta.first_kept = read_value(cur, &mut counter)?.key,
+                    b"firstKeptEntryId" => meta.first_kept = read_value(cur, &mut counter)?.key(),
                     b"firstKeptEntryIndex" => {
                         meta.first_kept_index = read_value(cur, &mut counter)?.number
                     }
@@ -366,7 +382,7 @@ fn read_text(text: &[u8]) -> Result<LineRead, SyntaxError> {
                 }
                 Ok(())
             })?;
-            meta.kind = type_name.as_deref().map_or(Kind::Other, Kind::from_type);
+            meta.kind = kind;
             meta.role = if meta.kind == Kind::Message {
                 role
             } else {
@@ -509,7 +525,10 @@ mod tests {
         assert_eq!(&*m.id, "a\u{fffd}");
         assert_eq!(m.role, Role::User);
         // A cut multi-byte character before the closing quote does not hide it.
-        assert!(matches!(read_line(b"{\"id\":\"\xe2\x82\"}"), LineRead::Entry(_)));
+        assert!(matches!(
+            read_line(b"{\"id\":\"\xe2\x82\"}"),
+            LineRead::Entry(_)
+        ));
         assert_eq!(read_line(b"{\"a\":1}\xff"), LineRead::Skipped);
     }
 

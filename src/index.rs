@@ -125,7 +125,11 @@ impl EntryIndex {
             if meta.parent_truthy {
                 match self.by_id.get(&meta.parent) {
                     Some(parent) => self.parents[position as usize] = parent,
-                    None => self.waiting.entry(meta.parent.clone()).or_default().push(position),
+                    None => self
+                        .waiting
+                        .entry(meta.parent.clone())
+                        .or_default()
+                        .push(position),
                 }
             }
             let repeated = self.by_id.get(&meta.id).is_some();

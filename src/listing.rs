@@ -12,6 +12,8 @@ pub struct SessionSummary {
     /// The header line, for JavaScript to read id, cwd, parentSession, timestamp.
     pub header: String,
     pub message_count: u32,
+    /// Texts as JSON string literals: they may hold lone surrogates, which only
+    /// JSON escapes carry to JavaScript intact.
     pub first_message: String,
     pub all_messages_text: String,
     /// Largest activity time known here (numeric message timestamps, ISO entry
@@ -19,13 +21,12 @@ pub struct SessionSummary {
     pub last_activity: Option<f64>,
     /// Entry timestamps (as JSON text) only JavaScript's Date parser can read.
     pub unparsed_times: Vec<String>,
+    /// As a JSON string literal, like the texts.
     pub name: Option<String>,
 }
 
-/// `String.prototype.trim`: JavaScript's whitespace, not Rust's.
-pub fn js_trim(s: &str) -> &str {
-    let ws = |c: char| {
-        matches!(
+fn is_js_whitespace(c: char) -> bool {
+    matches!(
             c,
             '\u{9}'..='\u{d}'
                 | ' '
@@ -38,43 +39,93 @@ pub fn js_trim(s: &str) -> &str {
                 | '\u{205f}'
                 | '\u{3000}'
                 | '\u{feff}'
-        )
-    };
-    s.trim_matches(ws)
+    )
 }
 
-/// `String(value)` as `Array.prototype.join` applies it to each element.
-fn join_string(value: Option<&JsValue>, out: &mut String) {
+/// `String.prototype.trim`: JavaScript's whitespace, not Rust's.
+pub fn js_trim(s: &str) -> &str {
+    s.trim_matches(is_js_whitespace)
+}
+
+/// The code point starting at `bytes[0]` of WTF-8 text and its length.
+fn wtf8_char(bytes: &[u8]) -> (u32, usize) {
+    let lead = bytes[0] as u32;
+    let len = match lead {
+        0..=0x7f => return (lead, 1),
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    }
+    .min(bytes.len());
+    let mut cp = lead & (0x7f >> len);
+    for &b in &bytes[1..len] {
+        cp = (cp << 6) | (b as u32 & 0x3f);
+    }
+    (cp, len)
+}
+
+fn is_ws_cp(cp: u32) -> bool {
+    char::from_u32(cp).is_some_and(is_js_whitespace)
+}
+
+/// `trim()` of WTF-8 text (which may hold lone surrogates).
+pub fn wtf8_trim(mut s: &[u8]) -> &[u8] {
+    while !s.is_empty() {
+        let (cp, len) = wtf8_char(s);
+        if !is_ws_cp(cp) {
+            break;
+        }
+        s = &s[len..];
+    }
+    while !s.is_empty() {
+        let mut start = s.len() - 1;
+        while start > 0 && s[start] & 0xc0 == 0x80 {
+            start -= 1;
+        }
+        let (cp, _) = wtf8_char(&s[start..]);
+        if !is_ws_cp(cp) {
+            break;
+        }
+        s = &s[..start];
+    }
+    s
+}
+
+/// `String(value)` as `Array.prototype.join` applies it to each element (WTF-8).
+fn join_string(value: Option<&JsValue>, out: &mut Vec<u8>) {
     match value {
         None | Some(JsValue::Null) => {}
-        Some(JsValue::Str(s)) => out.push_str(&String::from_utf8_lossy(s)),
-        Some(JsValue::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
-        Some(JsValue::Num(n)) => {
-            let mut buf = Vec::new();
-            json::write_number(&mut buf, *n);
-            out.push_str(&String::from_utf8_lossy(&buf));
-        }
+        Some(JsValue::Str(s)) => out.extend_from_slice(s),
+        Some(JsValue::Bool(b)) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Some(JsValue::Num(n)) => json::write_number(out, *n),
         Some(JsValue::Arr(items)) => {
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 join_string(Some(item), out);
             }
         }
-        Some(JsValue::Obj(_)) => out.push_str("[object Object]"),
+        Some(JsValue::Obj(_)) => out.extend_from_slice(b"[object Object]"),
     }
+}
+
+fn literal(text: &[u8]) -> String {
+    let mut out = Vec::with_capacity(text.len() + 2);
+    json::write_string(&mut out, text);
+    // write_string escapes lone surrogates, so the literal is valid UTF-8.
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A step of the reference's summary that throws in JavaScript: the whole file
 /// is then left out of the listing.
 struct Throws;
 
-fn text_content(message: &JsValue) -> Result<String, Throws> {
+fn text_content(message: &JsValue) -> Result<Vec<u8>, Throws> {
     match message.get("content") {
-        Some(JsValue::Str(s)) => Ok(String::from_utf8_lossy(s).into_owned()),
+        Some(JsValue::Str(s)) => Ok(s.clone()),
         Some(JsValue::Arr(blocks)) => {
-            let mut out = String::new();
+            let mut out = Vec::new();
             let mut first = true;
             for block in blocks {
                 if matches!(block, JsValue::Null) {
@@ -82,7 +133,7 @@ fn text_content(message: &JsValue) -> Result<String, Throws> {
                 }
                 if block.get("type").and_then(|t| t.as_str()).as_deref() == Some("text") {
                     if !first {
-                        out.push(' ');
+                        out.push(b' ');
                     }
                     first = false;
                     join_string(block.get("text"), &mut out);
@@ -131,7 +182,8 @@ pub fn summarize(path: &Path) -> Result<Option<SessionSummary>, IoFailure> {
 pub fn summarize_bytes(bytes: &[u8]) -> Option<SessionSummary> {
     let mut summary = SessionSummary::default();
     let mut have_header = false;
-    let mut all: Vec<String> = Vec::new();
+    let mut all: Vec<u8> = Vec::new();
+    let mut first_message: Vec<u8> = Vec::new();
     for line in readline_lines(bytes) {
         let text = json::decode_lossy(line);
         let Ok(entry) = json::parse(&text) else {
@@ -156,9 +208,8 @@ pub fn summarize_bytes(bytes: &[u8]) -> Option<SessionSummary> {
             summary.name = match entry.get("name") {
                 None | Some(JsValue::Null) => None,
                 Some(JsValue::Str(s)) => {
-                    let name = String::from_utf8_lossy(s);
-                    let trimmed = js_trim(&name);
-                    (!trimmed.is_empty()).then(|| trimmed.to_string())
+                    let trimmed = wtf8_trim(s);
+                    (!trimmed.is_empty()).then(|| literal(trimmed))
                 }
                 Some(_) => return None,
             };
@@ -214,15 +265,19 @@ pub fn summarize_bytes(bytes: &[u8]) -> Option<SessionSummary> {
         if text.is_empty() {
             continue;
         }
-        if summary.first_message.is_empty() && role == "user" {
-            summary.first_message = text.clone();
+        if first_message.is_empty() && role == "user" {
+            first_message = text.clone();
         }
-        all.push(text);
+        if !all.is_empty() {
+            all.push(b' ');
+        }
+        all.extend_from_slice(&text);
     }
     if !have_header {
         return None;
     }
-    summary.all_messages_text = all.join(" ");
+    summary.all_messages_text = literal(&all);
+    summary.first_message = literal(&first_message);
     Some(summary)
 }
 
@@ -241,10 +296,17 @@ mod tests {
         );
         let s = summarize_bytes(file.as_bytes()).unwrap();
         assert_eq!(s.message_count, 3);
-        assert_eq!(s.first_message, "first");
-        assert_eq!(s.all_messages_text, "hi there first");
-        assert_eq!(s.name.as_deref(), Some("named"));
+        assert_eq!(s.first_message, "\"first\"");
+        assert_eq!(s.all_messages_text, "\"hi there first\"");
+        assert_eq!(s.name.as_deref(), Some("\"named\""));
         assert_eq!(s.last_activity, Some(1704153600000.0));
+    }
+
+    #[test]
+    fn lone_surrogates_survive_as_escapes() {
+        let file = "{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"a\\ud800b\"}}\n";
+        let s = summarize_bytes(file.as_bytes()).unwrap();
+        assert_eq!(s.first_message, "\"a\\ud800b\"");
     }
 
     #[test]
@@ -263,5 +325,7 @@ mod tests {
     fn trims_like_javascript() {
         assert_eq!(js_trim("\u{feff} a \u{a0}"), "a");
         assert_eq!(js_trim("\u{85}a"), "\u{85}a");
+        assert_eq!(wtf8_trim("\u{3000} x\u{2029}".as_bytes()), b"x");
+        assert_eq!(wtf8_trim(b" \xed\xa0\x80 "), b"\xed\xa0\x80");
     }
 }

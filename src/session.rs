@@ -2,7 +2,9 @@
 //! This is the state behind the JavaScript `SessionManager`; JavaScript keeps only
 //! the entry objects it has handed out.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::entry::{read_line, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY};
@@ -51,8 +53,11 @@ enum Line {
     /// Not serialized yet: only the JavaScript object exists (in-memory sessions,
     /// entries appended before the first flush).
     Pending,
-    /// A span of the loaded file's bytes.
-    File(usize, usize),
+    /// A span of the loaded file, read again when needed.
+    File {
+        offset: u64,
+        len: usize,
+    },
     Owned(Box<[u8]>),
 }
 
@@ -95,7 +100,9 @@ pub enum HeaderScan {
 pub struct Session {
     pub index: EntryIndex,
     lines: Vec<Line>,
-    file_bytes: Vec<u8>,
+    /// The loaded file, kept open: its lines are read from it on demand, and an
+    /// open descriptor keeps reading the same bytes even if the path is replaced.
+    source: Option<File>,
     pub persist: bool,
     pub flushed: bool,
     pub file: Option<PathBuf>,
@@ -106,6 +113,11 @@ fn not_a_session(path: &Path) -> SessionError {
         "Session file is not a valid pi session: {}",
         path.display()
     ))
+}
+
+/// The JSON text of the value a key stands for; `None` is undefined.
+pub fn key_json(key: &str) -> Option<Vec<u8>> {
+    key_value(key).map(|v| json::stringify(&v))
 }
 
 /// The JSON value a key stands for; `None` is undefined.
@@ -120,24 +132,12 @@ pub fn key_value(key: &str) -> Option<JsValue> {
     }
 }
 
-fn set_or_remove(value: &mut JsValue, key: &str, to: Option<JsValue>) {
-    match to {
-        Some(v) => value.set(key, v),
-        // `{ ...entry, key: undefined }` keeps the key, and JSON.stringify drops it.
-        None => {
-            if value.get(key).is_some() {
-                value.remove(key);
-            }
-        }
-    }
-}
-
 impl Session {
     pub fn new(persist: bool) -> Session {
         Session {
             index: EntryIndex::default(),
             lines: Vec::new(),
-            file_bytes: Vec::new(),
+            source: None,
             persist,
             flushed: false,
             file: None,
@@ -149,7 +149,7 @@ impl Session {
         self.index = EntryIndex::default();
         self.index.push(header);
         self.lines = vec![Line::Pending];
-        self.file_bytes = Vec::new();
+        self.source = None;
         self.flushed = false;
     }
 
@@ -157,7 +157,7 @@ impl Session {
     pub fn load_objects(&mut self, metas: Vec<EntryMeta>) {
         self.lines = vec![Line::Pending; metas.len()];
         self.index = EntryIndex::from_metas(metas);
-        self.file_bytes = Vec::new();
+        self.source = None;
     }
 
     pub fn len(&self) -> usize {
@@ -168,12 +168,77 @@ impl Session {
         self.index.metas.is_empty()
     }
 
-    pub fn line(&self, position: u32) -> Option<&[u8]> {
-        match self.lines.get(position as usize)? {
-            Line::Pending => None,
-            Line::File(start, end) => Some(&self.file_bytes[*start..*end]),
-            Line::Owned(bytes) => Some(bytes),
+    pub fn has_line(&self, position: u32) -> bool {
+        !matches!(
+            self.lines.get(position as usize),
+            None | Some(Line::Pending)
+        )
+    }
+
+    /// The JSON line of an entry; `None` when only the JavaScript object exists.
+    pub fn line(&self, position: u32) -> Result<Option<Cow<'_, [u8]>>, SessionError> {
+        match self.lines.get(position as usize) {
+            None | Some(Line::Pending) => Ok(None),
+            Some(Line::Owned(bytes)) => Ok(Some(Cow::Borrowed(bytes))),
+            Some(Line::File { offset, len }) => {
+                let source = self.source.as_ref().ok_or_else(|| {
+                    SessionError::Message("Session file is no longer readable".into())
+                })?;
+                Ok(Some(Cow::Owned(store::read_at(source, *offset, *len)?)))
+            }
         }
+    }
+
+    /// Calls `emit` with the line of each position in turn (`null` for entries
+    /// without one). Neighbouring file lines are read with one read.
+    pub fn each_line(
+        &self,
+        positions: &[u32],
+        mut emit: impl FnMut(&[u8]),
+    ) -> Result<(), SessionError> {
+        const MAX_GAP: u64 = 64 << 10;
+        const MAX_RUN: u64 = 16 << 20;
+        let span = |p: u32| match self.lines.get(p as usize) {
+            Some(Line::File { offset, len }) => Some((*offset, *len as u64)),
+            _ => None,
+        };
+        let mut i = 0;
+        while i < positions.len() {
+            let Some((run_start, first_len)) = span(positions[i]) else {
+                match self.line(positions[i])? {
+                    Some(line) => emit(&line),
+                    None => emit(b"null"),
+                }
+                i += 1;
+                continue;
+            };
+            let mut run_end = run_start + first_len;
+            let mut j = i + 1;
+            while j < positions.len() {
+                match span(positions[j]) {
+                    Some((off, len))
+                        if off >= run_end
+                            && off - run_end <= MAX_GAP
+                            && off + len - run_start <= MAX_RUN =>
+                    {
+                        run_end = off + len;
+                        j += 1;
+                    }
+                    _ => break,
+                }
+            }
+            let source = self.source.as_ref().ok_or_else(|| {
+                SessionError::Message("Session file is no longer readable".into())
+            })?;
+            let bytes = store::read_at(source, run_start, (run_end - run_start) as usize)?;
+            for &p in &positions[i..j] {
+                let (off, len) = span(p).unwrap_or((run_start, 0));
+                let from = (off - run_start) as usize;
+                emit(&bytes[from..from + len as usize]);
+            }
+            i = j;
+        }
+        Ok(())
     }
 
     pub fn new_entry_id(&self) -> String {
@@ -185,17 +250,20 @@ impl Session {
         if !path.exists() {
             return Ok(OpenOutcome::Missing);
         }
-        let file = store::split_lines(store::read_file(path)?);
+        let mut source = store::open_read(path)?;
         let mut metas = Vec::new();
         let mut lines = Vec::new();
-        for &(start, end) in &file.spans {
-            if let LineRead::Entry(meta) = read_line(&file.bytes[start..end]) {
+        let (size, unterminated) = store::for_each_line(&mut source, |offset, line| {
+            if let LineRead::Entry(meta) = read_line(line) {
                 metas.push(meta);
-                lines.push(Line::File(start, end));
+                lines.push(Line::File {
+                    offset,
+                    len: line.len(),
+                });
             }
-        }
+        })?;
         let Some(first) = metas.first() else {
-            return if file.bytes.is_empty() {
+            return if size == 0 {
                 Ok(OpenOutcome::EmptyFile)
             } else {
                 Err(not_a_session(path))
@@ -205,27 +273,31 @@ impl Session {
             return Err(not_a_session(path));
         }
         // The reference repairs a cut last line so the next append starts a line.
-        if file.unterminated {
+        if unterminated {
             store::append(path, b"\n")?;
         }
-        let mut bytes = file.bytes;
         let migration = migrate::plan(&metas);
+        let mut loaded = Session {
+            index: EntryIndex::default(),
+            lines,
+            source: Some(source),
+            persist: self.persist,
+            flushed: true,
+            file: Some(path.to_path_buf()),
+        };
         if let Some(plan) = &migration {
-            let old: Vec<&[u8]> = lines
-                .iter()
-                .map(|l| match l {
-                    Line::File(s, e) => &bytes[*s..*e],
-                    _ => &[][..],
-                })
-                .collect();
+            let positions: Vec<u32> = (0..metas.len() as u32).collect();
+            let mut old: Vec<Vec<u8>> = Vec::with_capacity(metas.len());
+            loaded.each_line(&positions, |line| old.push(line.to_vec()))?;
+            let old: Vec<&[u8]> = old.iter().map(Vec::as_slice).collect();
             let migrated = migrate::migrate_lines(plan, &old)?;
-            let mut content = Vec::new();
-            for line in &migrated {
-                content.extend_from_slice(line);
-                content.push(b'\n');
-            }
             // In-memory managers migrate without writing, like `_rewriteFile()`.
             if self.persist {
+                let mut content = Vec::new();
+                for line in &migrated {
+                    content.extend_from_slice(line);
+                    content.push(b'\n');
+                }
                 store::replace(path, &content)?;
             }
             metas = migrated
@@ -235,17 +307,14 @@ impl Session {
                     LineRead::Skipped => EntryMeta::opaque(),
                 })
                 .collect();
-            lines = migrated
+            loaded.lines = migrated
                 .into_iter()
                 .map(|l| Line::Owned(l.into_boxed_slice()))
                 .collect();
-            bytes = Vec::new();
+            loaded.source = None;
         }
-        self.index = EntryIndex::from_metas(metas);
-        self.lines = lines;
-        self.file_bytes = bytes;
-        self.file = Some(path.to_path_buf());
-        self.flushed = true;
+        loaded.index = EntryIndex::from_metas(metas);
+        *self = loaded;
         Ok(OpenOutcome::Loaded {
             migrated: migration.is_some(),
         })
@@ -259,31 +328,44 @@ impl Session {
         let Some(path) = self.file.clone() else {
             return Ok(());
         };
-        let content = self.content_with(&pending, None);
+        let content = self.content_with(&pending, None)?;
         store::replace(&path, &content)?;
         self.store_lines(pending);
         Ok(())
     }
 
-    fn content_with(&self, pending: &[(u32, Vec<u8>)], extra: Option<&[u8]>) -> Vec<u8> {
+    /// Every entry's line (the given ones for pending entries), then `extra`.
+    fn content_with(
+        &self,
+        pending: &[(u32, Vec<u8>)],
+        extra: Option<&[u8]>,
+    ) -> Result<Vec<u8>, SessionError> {
         let mut content = Vec::new();
         let mut given = pending.iter().peekable();
+        // Positions whose stored lines come next, read together.
+        let mut run: Vec<u32> = Vec::new();
         for position in 0..self.len() as u32 {
-            let line = match given.peek() {
-                Some((p, line)) if *p == position => {
-                    given.next();
-                    Some(&line[..])
-                }
-                _ => self.line(position),
+            let Some((_, line)) = given.next_if(|(p, _)| *p == position) else {
+                run.push(position);
+                continue;
             };
-            content.extend_from_slice(line.unwrap_or(b"null"));
+            self.each_line(&run, |l| {
+                content.extend_from_slice(l);
+                content.push(b'\n');
+            })?;
+            run.clear();
+            content.extend_from_slice(line);
             content.push(b'\n');
         }
+        self.each_line(&run, |l| {
+            content.extend_from_slice(l);
+            content.push(b'\n');
+        })?;
         if let Some(line) = extra {
             content.extend_from_slice(line);
             content.push(b'\n');
         }
-        content
+        Ok(content)
     }
 
     fn store_lines(&mut self, lines: Vec<(u32, Vec<u8>)>) {
@@ -335,7 +417,7 @@ impl Session {
         let path = self.file.clone();
         match (&line, flush, &path) {
             (Some(line), Some(flush), Some(path)) => {
-                let content = self.content_with(&flush, Some(line));
+                let content = self.content_with(&flush, Some(line))?;
                 store::create_new(path, &content)?;
                 self.store_lines(flush);
                 self.flushed = true;
@@ -367,7 +449,7 @@ impl Session {
         };
         match flush {
             Some(flush) => {
-                let content = self.content_with(&flush, None);
+                let content = self.content_with(&flush, None)?;
                 store::create_new(&path, &content)?;
                 self.store_lines(flush);
                 self.flushed = true;
@@ -405,7 +487,6 @@ impl Session {
         let mut pending_labels: Vec<&str> = Vec::new();
         let mut parent: Option<Key> = None;
         let mut metas = vec![header];
-        let mut lines = vec![header_line.map_or(Line::Pending, |l| Line::Owned(l.into()))];
         for &p in &path {
             let meta = self.index.meta(p);
             if meta.kind == Kind::Label {
@@ -431,32 +512,13 @@ impl Session {
             if let Some(fk) = &first_kept {
                 new_meta.first_kept = fk.clone();
             }
-            let line = match self.line(p) {
-                Some(old) => {
-                    let rewritten =
-                        json::rewrite_line(old, |v| {
-                            set_or_remove(
-                                v,
-                                "parentId",
-                                Some(parent.as_deref().map_or(JsValue::Null, |k| {
-                                    key_value(k).unwrap_or(JsValue::Null)
-                                })),
-                            );
-                            if let Some(fk) = &first_kept {
-                                set_or_remove(v, "firstKeptEntryId", key_value(fk));
-                            }
-                        })
-                        .map_err(|_| SessionError::Message("Unreadable entry line".into()))?;
-                    Line::Owned(rewritten.into_boxed_slice())
-                }
-                None => Line::Pending,
-            };
             metas.push(new_meta);
-            lines.push(line);
             outcome.kept.push(p);
             outcome.parents.push(parent.replace(meta.id.clone()));
             outcome.first_kept.push(first_kept);
         }
+        let mut lines = vec![header_line.map_or(Line::Pending, |l| Line::Owned(l.into()))];
+        lines.extend(self.patched_lines(&outcome)?);
         // The first recreated label hangs off `lastEntry?.id || null`.
         if parent
             .as_deref()
@@ -486,8 +548,8 @@ impl Session {
             meta.target = target.clone();
             meta.label_truthy = true;
             meta.time = source.time;
-            let line = match self.line(label_position) {
-                Some(old) => Line::Owned(label_line(old, &id, parent.as_deref(), target)?.into()),
+            let line = match self.line(label_position)? {
+                Some(old) => Line::Owned(label_line(&old, &id, parent.as_deref(), target)?.into()),
                 None => Line::Pending,
             };
             metas.push(meta);
@@ -507,8 +569,7 @@ impl Session {
                 for line in &lines {
                     let bytes: &[u8] = match line {
                         Line::Owned(b) => b,
-                        Line::File(s, e) => &self.file_bytes[*s..*e],
-                        Line::Pending => b"null",
+                        Line::File { .. } | Line::Pending => b"null",
                     };
                     content.extend_from_slice(bytes);
                     content.push(b'\n');
@@ -520,9 +581,60 @@ impl Session {
         }
         self.index = index;
         self.lines = lines;
-        self.file_bytes = Vec::new();
+        self.source = None;
         self.flushed = flushed;
         Ok(outcome)
+    }
+
+    /// The kept entries' lines with their new parentId (and firstKeptEntryId),
+    /// patched as text where the line is canonical.
+    fn patched_lines(&self, outcome: &BranchOutcome) -> Result<Vec<Line>, SessionError> {
+        let changes_of = |i: usize| {
+            let mut changes: Vec<json::Change> = vec![(
+                "parentId",
+                Some(outcome.parents[i].as_deref().map_or(b"null".to_vec(), |k| {
+                    key_json(k).unwrap_or_else(|| b"null".to_vec())
+                })),
+            )];
+            if outcome.parents[i]
+                .as_deref()
+                .is_some_and(|k| key_json(k).is_none())
+            {
+                changes[0].1 = None;
+            }
+            if let Some(fk) = &outcome.first_kept[i] {
+                changes.push(("firstKeptEntryId", key_json(fk)));
+            }
+            changes
+        };
+        let unreadable = |_| SessionError::Message("Unreadable entry line".into());
+        let mut lines = Vec::with_capacity(outcome.kept.len());
+        let mut failure = None;
+        let mut i = 0;
+        while i < outcome.kept.len() {
+            // Runs of entries with lines are read together.
+            let run_end = (i..outcome.kept.len())
+                .find(|&j| !self.has_line(outcome.kept[j]))
+                .unwrap_or(outcome.kept.len());
+            if run_end == i {
+                lines.push(Line::Pending);
+                i += 1;
+                continue;
+            }
+            let mut k = i;
+            self.each_line(&outcome.kept[i..run_end], |old| {
+                match json::patch_line(old, &changes_of(k)) {
+                    Ok(new) => lines.push(Line::Owned(new.into_boxed_slice())),
+                    Err(e) => failure = Some(e),
+                }
+                k += 1;
+            })?;
+            if let Some(e) = failure.take() {
+                return Err(unreadable(e));
+            }
+            i = run_end;
+        }
+        Ok(lines)
     }
 }
 
@@ -592,7 +704,8 @@ pub fn read_header(path: &Path) -> Result<HeaderScan, IoFailure> {
 /// last line gets its newline), then the new header and every non-header entry
 /// go to `target` (created in `dir`, which is made if missing), which must not
 /// exist. Without a target only the source is checked. Returns false for an
-/// empty or invalid source, before anything is created.
+/// empty or invalid source, before anything is created. Lines already in
+/// `JSON.stringify` form are copied as they are.
 pub fn fork_file(
     source: &Path,
     dir: &Path,
@@ -602,34 +715,45 @@ pub fn fork_file(
     if !source.exists() {
         return Ok(false);
     }
-    let file = store::split_lines(store::read_file(source)?);
-    let mut content = Vec::with_capacity(file.bytes.len() + header_line.len() + 1);
+    let mut input = store::open_read(source)?;
+    let mut content = Vec::new();
     content.extend_from_slice(header_line);
     content.push(b'\n');
-    let mut first = true;
-    for &(start, end) in &file.spans {
-        let line = &file.bytes[start..end];
+    // None until the first entry is seen; then whether it is a valid header.
+    let mut valid: Option<bool> = None;
+    let mut failure: Option<SessionError> = None;
+    let (_, unterminated) = store::for_each_line(&mut input, |_, line| {
+        if valid == Some(false) || failure.is_some() {
+            return;
+        }
         let LineRead::Entry(meta) = read_line(line) else {
-            continue;
+            return;
         };
-        if first {
-            if meta.kind != Kind::Session || !meta.id_is_string {
-                return Ok(false);
+        if valid.is_none() {
+            valid = Some(meta.kind == Kind::Session && meta.id_is_string);
+        }
+        if meta.kind == Kind::Session || target.is_none() {
+            return;
+        }
+        if json::canonical_members(line).is_some()
+            || !line.starts_with(b"{") && is_canonical_value(line)
+        {
+            content.extend_from_slice(line);
+        } else {
+            match json::rewrite_line(line, |_| {}) {
+                Ok(canonical) => content.extend_from_slice(&canonical),
+                Err(_) => failure = Some(SessionError::Message("Unreadable entry line".into())),
             }
-            first = false;
         }
-        if meta.kind == Kind::Session {
-            continue;
-        }
-        let canonical = json::rewrite_line(line, |_| {})
-            .map_err(|_| SessionError::Message("Unreadable entry line".into()))?;
-        content.extend_from_slice(&canonical);
         content.push(b'\n');
+    })?;
+    if let Some(e) = failure {
+        return Err(e);
     }
-    if first {
+    if valid != Some(true) {
         return Ok(false);
     }
-    if file.unterminated {
+    if unterminated {
         store::append(source, b"\n")?;
     }
     if let Some(target) = target {
@@ -637,6 +761,11 @@ pub fn fork_file(
         store::create_new(target, &content)?;
     }
     Ok(true)
+}
+
+/// A line holding a primitive or array already as `JSON.stringify` writes it.
+fn is_canonical_value(line: &[u8]) -> bool {
+    json::rewrite_line(line, |_| {}).is_ok_and(|c| c == line)
 }
 
 #[cfg(test)]

@@ -58,6 +58,66 @@ pub fn split_lines(bytes: Vec<u8>) -> FileLines {
     }
 }
 
+const READ_CHUNK: usize = 8 << 20;
+
+/// Streams the lines of a file (split on `\n`, without it) to `visit(offset,
+/// line)`, holding at most one chunk plus the longest line in memory. Returns
+/// the file length and whether the last line had no `\n`.
+pub fn for_each_line(
+    file: &mut File,
+    mut visit: impl FnMut(u64, &[u8]),
+) -> Result<(u64, bool), IoFailure> {
+    let mut buf = vec![0u8; READ_CHUNK];
+    // Bytes buf[..filled] are unprocessed; buf[0] sits at file offset `base`.
+    let mut filled = 0usize;
+    let mut base = 0u64;
+    loop {
+        if filled == buf.len() {
+            // One line longer than the buffer: grow to hold it.
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = loop {
+            match file.read(&mut buf[filled..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(IoFailure::new(&e, "read", None)),
+            }
+        };
+        if n == 0 {
+            let unterminated = filled > 0;
+            if unterminated {
+                visit(base, &buf[..filled]);
+            }
+            return Ok((base + filled as u64, unterminated));
+        }
+        let scan_from = filled;
+        filled += n;
+        let mut start = 0usize;
+        for nl in memchr_iter(b'\n', &buf[scan_from..filled]) {
+            let end = scan_from + nl;
+            visit(base + start as u64, &buf[start..end]);
+            start = end + 1;
+        }
+        buf.copy_within(start..filled, 0);
+        filled -= start;
+        base += start as u64;
+    }
+}
+
+/// Reads `len` bytes at `offset`: lines of a loaded session are read again on
+/// demand instead of being kept in memory.
+pub fn read_at(file: &File, offset: u64, len: usize) -> Result<Vec<u8>, IoFailure> {
+    use std::os::unix::fs::FileExt;
+    let mut out = vec![0u8; len];
+    file.read_exact_at(&mut out, offset)
+        .map_err(|e| IoFailure::new(&e, "read", None))?;
+    Ok(out)
+}
+
+pub fn open_read(path: &Path) -> Result<File, IoFailure> {
+    File::open(path).map_err(|e| IoFailure::new(&e, "open", Some(path)))
+}
+
 pub fn read_file(path: &Path) -> Result<Vec<u8>, IoFailure> {
     let mut file = File::open(path).map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
     let mut bytes = Vec::new();
@@ -145,6 +205,27 @@ mod tests {
         assert!(lines.unterminated);
         assert!(!split_lines(b"a\n".to_vec()).unterminated);
         assert!(split_lines(Vec::new()).spans.is_empty());
+    }
+
+    #[test]
+    fn streams_lines_across_chunks_and_long_lines() {
+        let dir = std::env::temp_dir().join(format!("pisn-lines-{}", uuid::Uuid::new_v4()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("l.jsonl");
+        let long = "x".repeat(READ_CHUNK * 2 + 3);
+        fs::write(&path, format!("a\n{long}\n\nb")).unwrap();
+        let mut seen = Vec::new();
+        let (len, unterminated) = for_each_line(&mut File::open(&path).unwrap(), |off, l| {
+            seen.push((off, l.len()))
+        })
+        .unwrap();
+        assert!(unterminated);
+        assert_eq!(len, long.len() as u64 + 5);
+        let l = long.len() as u64;
+        assert_eq!(seen, vec![(0, 1), (2, long.len()), (l + 3, 0), (l + 4, 1)]);
+        let file = File::open(&path).unwrap();
+        assert_eq!(read_at(&file, l + 4, 1).unwrap(), b"b");
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
