@@ -126,36 +126,36 @@ pub struct NativeSession {
 
 #[napi]
 impl NativeSession {
-    #[napi(constructor)]
+    #[napi(constructor, catch_unwind)]
     pub fn new(persist: bool) -> Self {
         NativeSession {
             inner: Session::new(persist),
         }
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn start_new(&mut self, header: JsEntryMeta) {
         self.inner.start_new(header.into());
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn load_objects(&mut self, metas: Vec<JsEntryMeta>) {
         self.inner
             .load_objects(metas.into_iter().map(Into::into).collect());
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn set_file(&mut self, path: Option<String>) {
         self.inner.file = path.map(Into::into);
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn set_flushed(&mut self, flushed: bool) {
         self.inner.flushed = flushed;
     }
 
     /// "missing", "empty", "loaded" or "migrated".
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn open(&mut self, path: String) -> Result<String> {
         let outcome = self
             .inner
@@ -170,7 +170,7 @@ impl NativeSession {
         .to_string())
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn rewrite(&mut self, positions: Vec<u32>, lines: Vec<String>) -> Result<()> {
         let pending = positions
             .into_iter()
@@ -179,7 +179,7 @@ impl NativeSession {
         self.inner.rewrite(pending).map_err(to_napi)
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn persist_plan(&self, role: String, is_message: bool) -> Result<JsPersistPlan> {
         let role = if !is_message {
             Role::NotMessage
@@ -203,7 +203,7 @@ impl NativeSession {
         })
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn append(
         &mut self,
         meta: JsEntryMeta,
@@ -226,7 +226,7 @@ impl NativeSession {
             .map_err(to_napi)
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn persist_detached(
         &mut self,
         line: String,
@@ -248,17 +248,17 @@ impl NativeSession {
             .map_err(to_napi)
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn new_id(&self) -> String {
         self.inner.new_entry_id()
     }
 
-    #[napi(getter)]
+    #[napi(getter, catch_unwind)]
     pub fn length(&self) -> u32 {
         self.inner.len() as u32
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn file(&self) -> Option<String> {
         self.inner
             .file
@@ -266,27 +266,27 @@ impl NativeSession {
             .map(|p| p.to_string_lossy().into_owned())
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn is_flushed(&self) -> bool {
         self.inner.flushed
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn pending_positions(&self) -> Vec<u32> {
         self.inner.pending_positions()
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn on_branch(&self, key: String) -> bool {
         self.inner.index.on_branch(&key)
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn has_line(&self, position: u32) -> bool {
         self.inner.has_line(position)
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn line(&self, position: u32) -> Result<Option<String>> {
         Ok(self
             .inner
@@ -296,7 +296,7 @@ impl NativeSession {
     }
 
     /// The lines at `positions` as one JSON array text, for a single `JSON.parse`.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn lines_array(&self, positions: Uint32Array) -> Result<String> {
         let mut out = Vec::new();
         out.push(b'[');
@@ -312,54 +312,54 @@ impl NativeSession {
         Ok(lossy(&out))
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn header_position(&self) -> i64 {
         opt_pos(self.inner.index.header())
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn entry_positions(&self) -> Uint32Array {
         self.inner.index.entry_positions().into()
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn entry_count(&self) -> u32 {
         self.inner.index.by_id.len() as u32
     }
 
     /// The key of `leafId`; `null` for null.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn leaf(&self) -> Option<String> {
         self.inner.index.leaf.as_deref().map(str::to_string)
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn set_leaf(&mut self, key: Option<String>) {
         self.inner.index.leaf = key.map(String::into_boxed_str);
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn get(&self, key: String) -> i64 {
         opt_pos(self.inner.index.get(&key))
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn branch(&self, from: Option<String>) -> Uint32Array {
         self.inner.index.branch(from.as_deref()).into()
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn children(&self, parent: String) -> Uint32Array {
         self.inner.index.children(&parent).into()
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn label(&self, key: String) -> i64 {
         opt_pos(self.inner.index.labels.get(&key))
     }
 
     /// Position of the latest session_info entry.
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn last_of_kind(&self, kind: String) -> i64 {
         let kind = Kind::from_type(&kind);
         opt_pos(
@@ -372,7 +372,7 @@ impl NativeSession {
         )
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn context_entries(&self) -> Result<Uint32Array> {
         let index = &self.inner.index;
         let path = index.leaf_path();
@@ -382,18 +382,18 @@ impl NativeSession {
         Ok(entries.into())
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn context_plan(&self) -> Result<JsContextPlan> {
         let index = &self.inner.index;
         context_plan_js(index, index.leaf_arg(), index.last_entry())
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn tree(&self) -> JsTree {
         tree_js(&self.inner.index)
     }
 
-    #[napi]
+    #[napi(catch_unwind)]
     pub fn branch_session(
         &mut self,
         leaf: Option<String>,
@@ -516,7 +516,7 @@ fn index_for(input: JsPlanInput) -> PlanIndex {
     }
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn plan_context_entries(input: JsPlanInput) -> Result<Uint32Array> {
     let plan = index_for(input);
     let path = plan.index.session_path(plan.leaf(), plan.fallback);
@@ -527,7 +527,7 @@ pub fn plan_context_entries(input: JsPlanInput) -> Result<Uint32Array> {
         .into())
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn plan_projection(input: JsPlanInput) -> Result<JsContextPlan> {
     let plan = index_for(input);
     context_plan_js(&plan.index, plan.leaf(), plan.fallback)
@@ -535,7 +535,7 @@ pub fn plan_projection(input: JsPlanInput) -> Result<JsContextPlan> {
 
 /// `readSessionHeader(path)`: the header line, `null` when the first entry is
 /// not a header, or `undefined`-like "too long" as the string "\0toolong".
-#[napi]
+#[napi(catch_unwind)]
 pub fn read_session_header(path: String) -> Result<Option<String>> {
     match session::read_header(std::path::Path::new(&path)).map_err(io_to_napi)? {
         HeaderScan::Found(line) => Ok(Some(lossy(&line))),
@@ -562,7 +562,7 @@ pub struct JsMigrationPlan {
 }
 
 /// The migration plan for entries held by JavaScript; `null` when current.
-#[napi]
+#[napi(catch_unwind)]
 pub fn plan_migration(metas: Vec<JsEntryMeta>) -> Option<JsMigrationPlan> {
     let metas: Vec<EntryMeta> = metas.into_iter().map(Into::into).collect();
     let plan = migrate::plan(&metas)?;
@@ -604,7 +604,7 @@ pub fn plan_migration(metas: Vec<JsEntryMeta>) -> Option<JsMigrationPlan> {
     })
 }
 
-#[napi]
+#[napi(catch_unwind)]
 pub fn new_session_id() -> String {
     uuid::Uuid::now_v7().hyphenated().to_string()
 }
@@ -629,7 +629,10 @@ impl Task for SummaryTask {
     type JsValue = Option<JsSessionSummary>;
 
     fn compute(&mut self) -> Result<Self::Output> {
-        listing::summarize(std::path::Path::new(&self.path)).map_err(io_to_napi)
+        // Runs on a libuv thread: a panic here must become an error, not an abort.
+        std::panic::catch_unwind(|| listing::summarize(std::path::Path::new(&self.path)))
+            .map_err(napi::bindgen_prelude::panic_to_error)?
+            .map_err(io_to_napi)
     }
 
     fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
@@ -646,7 +649,7 @@ impl Task for SummaryTask {
 }
 
 /// The listing summary of one session file, read off the main thread.
-#[napi]
+#[napi(catch_unwind)]
 pub fn summarize_session(path: String) -> AsyncTask<SummaryTask> {
     AsyncTask::new(SummaryTask { path })
 }
@@ -654,7 +657,7 @@ pub fn summarize_session(path: String) -> AsyncTask<SummaryTask> {
 /// `loadEntriesFromFile` + the fork's copy: writes `header_line` and every entry
 /// of `source` (as `JSON.stringify` would write it) to the new file `target`.
 /// Returns false when the source holds no session.
-#[napi]
+#[napi(catch_unwind)]
 pub fn fork_session_file(
     source: String,
     dir: String,
@@ -668,4 +671,11 @@ pub fn fork_session_file(
         header_line.as_bytes(),
     )
     .map_err(to_napi)
+}
+
+/// Panics on purpose, so the tests can check that a Rust panic reaches
+/// JavaScript as an Error instead of aborting the process.
+#[napi(catch_unwind)]
+pub fn panic_for_test(message: String) {
+    panic!("{message}");
 }
