@@ -6,7 +6,7 @@
 const fs = require('fs');
 const path = require('path');
 const native = require('../binding.js');
-const { call } = require('./errors.js');
+const { call, translate } = require('./errors.js');
 const { keyOf, valueOfKey, metaOf } = require('./keys.js');
 const paths = require('./paths.js');
 const context = require('./context.js');
@@ -16,6 +16,7 @@ const CURRENT_SESSION_VERSION = 3;
 // Lines parsed per JSON.parse when many entries are needed at once; bounded so a
 // batch of large lines stays well below V8's maximum string length.
 const PARSE_BATCH = 256;
+const ID_BATCH = 64;
 
 function assertValidSessionId(id) {
   if (!/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/.test(id)) {
@@ -38,6 +39,10 @@ class SessionManager {
   /** Entry objects by position; a hole is an entry not built yet. */
   #objects = [];
   #sessionId = '';
+  /** Mirrors native `appendsLines()`: persisted and flushed, so appends write now. */
+  #appendsLines = false;
+  /** Unused fresh ids; emptied whenever the session's entries are replaced. */
+  #idPool = [];
   #cwd;
   #sessionDir;
   #persist;
@@ -57,6 +62,13 @@ class SessionManager {
     } else {
       this.newSession(newSessionOptions);
     }
+    this.#syncAppendMode();
+  }
+
+  /** Called after every change of file, flush state or native session. */
+  #syncAppendMode() {
+    this.#appendsLines = this.#native.appendsLines();
+    this.#idPool = [];
   }
 
   // ===== entry objects =====
@@ -97,6 +109,7 @@ class SessionManager {
   /** Switch to a different session file (used for resume and branching). */
   setSessionFile(sessionFile) {
     this.#setSessionFile(sessionFile);
+    this.#syncAppendMode();
   }
 
   #setSessionFile(sessionFile, openedNative) {
@@ -152,6 +165,7 @@ class SessionManager {
     if (this.#persist) {
       this.#native.setFile(path.join(this.getSessionDir(), sessionFileName(timestamp, this.#sessionId)));
     }
+    this.#syncAppendMode();
     return this.getSessionFile();
   }
 
@@ -209,8 +223,10 @@ class SessionManager {
 
   // ===== appending =====
 
+  /** Entry ids are drawn from a batch that Rust checked against the index. */
   #newId() {
-    return this.#native.newId();
+    if (this.#idPool.length === 0) this.#idPool = this.#native.newIds(ID_BATCH);
+    return this.#idPool.pop();
   }
 
   #leaf() {
@@ -226,11 +242,23 @@ class SessionManager {
     const flushLines = flushPositions?.map((p) => JSON.stringify(this.#objects[p]));
     const line = plan.mode === 1 ? JSON.stringify(entry) : '';
     call(() => n.persistDetached(line, flushPositions, flushLines));
+    this.#syncAppendMode();
   }
 
   /** Writes the entry if the session is persisted (lazily: see `persistPlan`), then indexes it. */
   #appendEntry(entry) {
     const n = this.#native;
+    if (this.#appendsLines) {
+      const line = JSON.stringify(entry);
+      let position;
+      try {
+        position = n.appendLine(line);
+      } catch (error) {
+        throw translate(error);
+      }
+      this.#objects[position] = entry;
+      return;
+    }
     const meta = metaOf(entry);
     const plan = call(() => n.persistPlan(meta.role, meta.kind === 'message'));
     let line;
@@ -245,32 +273,53 @@ class SessionManager {
     }
     const position = call(() => n.append(meta, line, flushPositions, flushLines));
     this.#objects[position] = entry;
-  }
-
-  #newEntry(type) {
-    return { type, id: this.#newId(), parentId: this.#leaf(), timestamp: new Date().toISOString() };
+    if (plan.mode === 2) this.#syncAppendMode();
   }
 
   appendMessage(message) {
-    const entry = { ...this.#newEntry('message'), message };
+    const entry = {
+      type: 'message',
+      id: this.#newId(),
+      parentId: this.#leaf(),
+      timestamp: new Date().toISOString(),
+      message,
+    };
     this.#appendEntry(entry);
     return entry.id;
   }
 
   appendThinkingLevelChange(thinkingLevel) {
-    const entry = { ...this.#newEntry('thinking_level_change'), thinkingLevel };
+    const entry = {
+      type: 'thinking_level_change',
+      id: this.#newId(),
+      parentId: this.#leaf(),
+      timestamp: new Date().toISOString(),
+      thinkingLevel,
+    };
     this.#appendEntry(entry);
     return entry.id;
   }
 
   appendModelChange(provider, modelId) {
-    const entry = { ...this.#newEntry('model_change'), provider, modelId };
+    const entry = {
+      type: 'model_change',
+      id: this.#newId(),
+      parentId: this.#leaf(),
+      timestamp: new Date().toISOString(),
+      provider, modelId,
+    };
     this.#appendEntry(entry);
     return entry.id;
   }
 
   appendUsage(kind, provider, model, usage, note) {
-    const entry = { ...this.#newEntry('usage'), kind, provider, model, usage, ...(note ? { note } : {}) };
+    const entry = {
+      type: 'usage',
+      id: this.#newId(),
+      parentId: this.#leaf(),
+      timestamp: new Date().toISOString(),
+      kind, provider, model, usage, ...(note ? { note } : {}),
+    };
     this.#appendEntry(entry);
     return entry;
   }
@@ -310,7 +359,13 @@ class SessionManager {
   }
 
   appendSessionInfo(name) {
-    const entry = { ...this.#newEntry('session_info'), name: name.replace(/[\r\n]+/g, ' ').trim() };
+    const entry = {
+      type: 'session_info',
+      id: this.#newId(),
+      parentId: this.#leaf(),
+      timestamp: new Date().toISOString(),
+      name: name.replace(/[\r\n]+/g, ' ').trim(),
+    };
     this.#appendEntry(entry);
     return entry.id;
   }
@@ -353,14 +408,26 @@ class SessionManager {
       replacement !== null && (role === 'assistant' || role === 'toolResult') && typeof replacement.content === 'string'
         ? { content: [{ type: 'text', text: replacement.content }] }
         : replacement;
-    const entry = { ...this.#newEntry('context_edit'), targetId, replacement: normalized };
+    const entry = {
+      type: 'context_edit',
+      id: this.#newId(),
+      parentId: this.#leaf(),
+      timestamp: new Date().toISOString(),
+      targetId, replacement: normalized,
+    };
     this.#appendEntry(entry);
     return entry.id;
   }
 
   appendLabelChange(targetId, label) {
     if (this.#native.get(keyOf(targetId)) < 0) throw new Error(`Entry ${targetId} not found`);
-    const entry = { ...this.#newEntry('label'), targetId, label };
+    const entry = {
+      type: 'label',
+      id: this.#newId(),
+      parentId: this.#leaf(),
+      timestamp: new Date().toISOString(),
+      targetId, label,
+    };
     this.#appendEntry(entry);
     return entry.id;
   }
@@ -530,6 +597,7 @@ class SessionManager {
     }
     this.#objects = objects;
     this.#sessionId = newSessionId;
+    this.#syncAppendMode();
     return this.#persist ? newSessionFile : undefined;
   }
 

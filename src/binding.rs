@@ -146,7 +146,7 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn set_file(&mut self, path: Option<String>) {
-        self.inner.file = path.map(Into::into);
+        self.inner.set_file(path.map(Into::into));
     }
 
     #[napi(catch_unwind)]
@@ -249,8 +249,19 @@ impl NativeSession {
     }
 
     #[napi(catch_unwind)]
-    pub fn new_id(&self) -> String {
-        self.inner.new_entry_id()
+    pub fn appends_lines(&self) -> bool {
+        self.inner.appends_lines()
+    }
+
+    #[napi(catch_unwind)]
+    pub fn append_line(&mut self, line: String) -> Result<u32> {
+        self.inner.append_line(line.into_bytes()).map_err(to_napi)
+    }
+
+    /// `count` fresh entry ids, unique among the entries and each other.
+    #[napi(catch_unwind)]
+    pub fn new_ids(&self, count: u32) -> Vec<String> {
+        self.inner.new_entry_ids(count as usize)
     }
 
     #[napi(getter, catch_unwind)]
@@ -260,10 +271,7 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn file(&self) -> Option<String> {
-        self.inner
-            .file
-            .as_ref()
-            .map(|p| p.to_string_lossy().into_owned())
+        self.inner.file().map(|p| p.to_string_lossy().into_owned())
     }
 
     #[napi(catch_unwind)]

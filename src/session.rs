@@ -105,7 +105,8 @@ pub struct Session {
     source: Option<File>,
     pub persist: bool,
     pub flushed: bool,
-    pub file: Option<PathBuf>,
+    file: Option<PathBuf>,
+    appender: Option<store::Appender>,
 }
 
 fn not_a_session(path: &Path) -> SessionError {
@@ -141,6 +142,7 @@ impl Session {
             persist,
             flushed: false,
             file: None,
+            appender: None,
         }
     }
 
@@ -166,6 +168,31 @@ impl Session {
 
     pub fn is_empty(&self) -> bool {
         self.index.metas.is_empty()
+    }
+
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    pub fn set_file(&mut self, file: Option<PathBuf>) {
+        self.file = file;
+        self.appender = None;
+    }
+
+    /// Whether an append writes its line right away (persisted and flushed).
+    pub fn appends_lines(&self) -> bool {
+        self.persist && self.flushed && self.file.is_some()
+    }
+
+    /// The fast append of a persisted, flushed session: the index fields are
+    /// read from the line JavaScript serialized.
+    pub fn append_line(&mut self, line: Vec<u8>) -> Result<u32, SessionError> {
+        let LineRead::Entry(meta) = read_line(&line) else {
+            return Err(SessionError::Message(
+                "Entry did not serialize to a JSON line".into(),
+            ));
+        };
+        self.append(meta, Some(line), None)
     }
 
     pub fn has_line(&self, position: u32) -> bool {
@@ -241,8 +268,15 @@ impl Session {
         Ok(())
     }
 
-    pub fn new_entry_id(&self) -> String {
-        migrate::new_entry_id(&|id| self.index.get(id).is_some())
+    pub fn new_entry_ids(&self, count: usize) -> Vec<String> {
+        let mut ids: Vec<String> = Vec::with_capacity(count);
+        for _ in 0..count {
+            let id = migrate::new_entry_id(&|id| {
+                self.index.get(id).is_some() || ids.iter().any(|i| i == id)
+            });
+            ids.push(id);
+        }
+        ids
     }
 
     /// Loads a session file. The manager's state changes only when this succeeds.
@@ -284,6 +318,7 @@ impl Session {
             persist: self.persist,
             flushed: true,
             file: Some(path.to_path_buf()),
+            appender: None,
         };
         if let Some(plan) = &migration {
             let positions: Vec<u32> = (0..metas.len() as u32).collect();
@@ -426,7 +461,7 @@ impl Session {
                 let mut data = Vec::with_capacity(line.len() + 1);
                 data.extend_from_slice(line);
                 data.push(b'\n');
-                store::append(path, &data)?;
+                store::Appender::append(&mut self.appender, path, &data)?;
             }
             _ => {}
         }
@@ -457,7 +492,7 @@ impl Session {
             None => {
                 let mut data = line.to_vec();
                 data.push(b'\n');
-                store::append(&path, &data)?;
+                store::Appender::append(&mut self.appender, &path, &data)?;
             }
         }
         Ok(())
@@ -577,7 +612,7 @@ impl Session {
                 store::replace(&path, &content)?;
                 flushed = true;
             }
-            self.file = new_file;
+            self.set_file(new_file);
         }
         self.index = index;
         self.lines = lines;
@@ -817,7 +852,7 @@ mod tests {
         let file = dir.join("s.jsonl");
         let mut s = Session::new(true);
         s.start_new(meta(r#"{"type":"session","id":"s","version":3}"#));
-        s.file = Some(file.clone());
+        s.set_file(Some(file.clone()));
         let model = r#"{"type":"model_change","id":"a","parentId":null}"#;
         assert!(matches!(
             s.persist_plan(Role::NotMessage).unwrap(),
