@@ -279,9 +279,9 @@ fn read_role(cur: &mut Cursor, counter: &mut u32) -> Result<Role, SyntaxError> {
 
 /// Calls `visit(key, cursor)` for each member of the object at the cursor; the
 /// visitor must consume the member's value.
-pub fn for_each_member(
-    cur: &mut Cursor,
-    mut visit: impl FnMut(&[u8], &mut Cursor) -> Result<(), SyntaxError>,
+pub fn for_each_member<'a>(
+    cur: &mut Cursor<'a>,
+    mut visit: impl FnMut(&[u8], &mut Cursor<'a>) -> Result<(), SyntaxError>,
 ) -> Result<(), SyntaxError> {
     cur.skip_ws();
     if cur.peek() != Some(b'{') {

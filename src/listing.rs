@@ -4,7 +4,10 @@
 
 use std::path::Path;
 
-use crate::json::{self, JsValue};
+use std::borrow::Cow;
+
+use crate::entry::for_each_member;
+use crate::json::{self, Cursor, JsValue, SyntaxError};
 use crate::store::{self, IoFailure};
 
 #[derive(Debug, Default, PartialEq)]
@@ -117,31 +120,273 @@ fn literal(text: &[u8]) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// A step of the reference's summary that throws in JavaScript: the whole file
-/// is then left out of the listing.
+/// A step of the reference's summary that throws in JavaScript (a null message,
+/// content that is not a string or an array, a null content block, a name that
+/// is not a string): the whole file is then left out of the listing.
+#[derive(Debug)]
 struct Throws;
 
-fn text_content(message: &JsValue) -> Result<Vec<u8>, Throws> {
-    match message.get("content") {
-        Some(JsValue::Str(s)) => Ok(s.clone()),
-        Some(JsValue::Arr(blocks)) => {
-            let mut out = Vec::new();
-            let mut first = true;
-            for block in blocks {
-                if matches!(block, JsValue::Null) {
-                    return Err(Throws);
+/// What the summary needs of one line, read without building the entry.
+#[derive(Default)]
+struct LineFacts<'a> {
+    entry_type: Option<Cow<'a, [u8]>>,
+    entry_timestamp: Option<(usize, usize)>,
+    message: Option<(usize, usize)>,
+    name: Option<(usize, usize)>,
+}
+
+fn read_facts(line: &[u8]) -> Result<Option<LineFacts<'_>>, SyntaxError> {
+    let mut cur = Cursor::new(line);
+    cur.skip_ws();
+    if cur.peek() != Some(b'{') {
+        // A primitive or an array: JSON.parse may accept it, and then every
+        // property reads as undefined.
+        let start = cur.i;
+        cur.skip_value()?;
+        cur.skip_ws();
+        if cur.i != line.len() {
+            return Err(SyntaxError);
+        }
+        let truthy = json::parse(&json::decode_lossy(&line[start..]))?.truthy();
+        return Ok(truthy.then(LineFacts::default));
+    }
+    let mut facts = LineFacts::default();
+    for_each_member(&mut cur, |key, cur| {
+        cur.skip_ws();
+        let start = cur.i;
+        match key {
+            b"type" => {
+                if cur.peek() == Some(b'"') {
+                    facts.entry_type = Some(json::parse_string_ref(cur)?);
+                    return Ok(());
                 }
-                if block.get("type").and_then(|t| t.as_str()).as_deref() == Some("text") {
-                    if !first {
+                facts.entry_type = None;
+                cur.skip_value()?;
+            }
+            b"timestamp" => {
+                cur.skip_value()?;
+                facts.entry_timestamp = Some((start, cur.i));
+            }
+            b"message" => {
+                cur.skip_value()?;
+                facts.message = Some((start, cur.i));
+            }
+            b"name" => {
+                cur.skip_value()?;
+                facts.name = Some((start, cur.i));
+            }
+            _ => cur.skip_value()?,
+        }
+        Ok(())
+    })?;
+    cur.skip_ws();
+    if cur.i != line.len() {
+        return Err(SyntaxError);
+    }
+    Ok(Some(facts))
+}
+
+fn string_at(text: &[u8]) -> Option<Vec<u8>> {
+    let mut cur = Cursor::new(text);
+    (cur.peek() == Some(b'"'))
+        .then(|| json::parse_string(&mut cur).ok())
+        .flatten()
+}
+
+fn value_at(text: &[u8]) -> JsValue {
+    json::parse(&json::decode_lossy(text)).unwrap_or(JsValue::Null)
+}
+
+/// Text of a content array the way `extractTextContent` joins it.
+fn array_text(content: &[u8]) -> Result<Vec<u8>, Throws> {
+    let mut cur = Cursor::new(content);
+    let mut out = Vec::new();
+    let mut first = true;
+    cur.i += 1;
+    loop {
+        cur.skip_ws();
+        match cur.peek() {
+            Some(b']') => return Ok(out),
+            Some(b',') => {
+                cur.i += 1;
+                continue;
+            }
+            Some(b'n') => return Err(Throws), // `null.type`
+            Some(b'{') => {
+                let mut is_text = false;
+                let mut text: Option<(usize, usize)> = None;
+                for_each_member(&mut cur, |key, cur| {
+                    cur.skip_ws();
+                    let start = cur.i;
+                    match key {
+                        b"type" => {
+                            is_text = cur.peek() == Some(b'"')
+                                && json::parse_string_ref(cur)?.as_ref() == b"text";
+                            if !is_text && cur.i == start {
+                                cur.skip_value()?;
+                            }
+                        }
+                        b"text" => {
+                            cur.skip_value()?;
+                            text = Some((start, cur.i));
+                        }
+                        _ => cur.skip_value()?,
+                    }
+                    Ok(())
+                })
+                .map_err(|_| Throws)?;
+                if is_text {
+                    if !std::mem::replace(&mut first, false) {
                         out.push(b' ');
                     }
-                    first = false;
-                    join_string(block.get("text"), &mut out);
+                    if let Some((s, e)) = text {
+                        match string_at(&content[s..e]) {
+                            Some(t) => out.extend_from_slice(&t),
+                            None => join_string(Some(&value_at(&content[s..e])), &mut out),
+                        }
+                    }
                 }
             }
-            Ok(out)
+            Some(_) => cur.skip_value().map_err(|_| Throws)?,
+            None => return Err(Throws),
         }
-        _ => Err(Throws),
+    }
+}
+
+/// The summary of a file fed line by line; it can stop at any line end and
+/// continue later with what was appended.
+#[derive(Debug, Clone, Default)]
+pub struct Summarizer {
+    header: Option<String>,
+    rejected: bool,
+    message_count: u32,
+    first_message: Vec<u8>,
+    all: Vec<u8>,
+    last_activity: Option<f64>,
+    unparsed_times: Vec<String>,
+    name: Option<Vec<u8>>,
+}
+
+impl Summarizer {
+    pub fn feed(&mut self, line: &[u8]) {
+        if self.rejected {
+            return;
+        }
+        let Ok(Some(facts)) = read_facts(line) else {
+            return;
+        };
+        if let Err(Throws) = self.take(line, facts) {
+            self.rejected = true;
+        }
+    }
+
+    fn take(&mut self, line: &[u8], facts: LineFacts) -> Result<(), Throws> {
+        let entry_type = facts.entry_type.as_deref();
+        if self.header.is_none() {
+            if entry_type != Some(b"session") {
+                return Err(Throws);
+            }
+            self.header = Some(String::from_utf8_lossy(line).into_owned());
+            return Ok(());
+        }
+        if entry_type == Some(b"session_info") {
+            self.name = match facts.name.map(|(s, e)| &line[s..e]) {
+                None | Some(b"null") => None,
+                Some(text) => {
+                    let name = string_at(text).ok_or(Throws)?;
+                    let trimmed = wtf8_trim(&name);
+                    (!trimmed.is_empty()).then(|| trimmed.to_vec())
+                }
+            };
+        }
+        if entry_type != Some(b"message") {
+            return Ok(());
+        }
+        self.message_count += 1;
+        let message = match facts.message.map(|(s, e)| &line[s..e]) {
+            None | Some(b"null") => return Err(Throws),
+            Some(m) => m,
+        };
+        if !message.starts_with(b"{") {
+            return Ok(());
+        }
+        let mut role: Option<Vec<u8>> = None;
+        let mut content: Option<(usize, usize)> = None;
+        let mut timestamp: Option<(usize, usize)> = None;
+        let mut cur = Cursor::new(message);
+        for_each_member(&mut cur, |key, cur| {
+            cur.skip_ws();
+            let start = cur.i;
+            cur.skip_value()?;
+            match key {
+                b"role" => role = string_at(&message[start..cur.i]),
+                b"content" => content = Some((start, cur.i)),
+                b"timestamp" => timestamp = Some((start, cur.i)),
+                _ => {}
+            }
+            Ok(())
+        })
+        .map_err(|_| Throws)?;
+        let (Some(role), Some((cs, ce))) = (role, content) else {
+            return Ok(());
+        };
+        if role != b"user" && role != b"assistant" {
+            return Ok(());
+        }
+        match timestamp.map(|(s, e)| &message[s..e]) {
+            Some(t) if matches!(t.first(), Some(b'-' | b'0'..=b'9')) => {
+                self.activity(json::number_value(t))
+            }
+            _ => {
+                if let Some(t) = facts.entry_timestamp.map(|(s, e)| &line[s..e]) {
+                    match string_at(t)
+                        .and_then(|s| crate::entry::iso_time(&String::from_utf8_lossy(&s)))
+                    {
+                        Some(time) => self.activity(time),
+                        None => self.unparsed_times.push(
+                            String::from_utf8_lossy(&json::stringify(&value_at(t))).into_owned(),
+                        ),
+                    }
+                }
+            }
+        }
+        let content = &message[cs..ce];
+        let text = match content.first() {
+            Some(b'"') => string_at(content).ok_or(Throws)?,
+            Some(b'[') => array_text(content)?,
+            _ => return Err(Throws),
+        };
+        if text.is_empty() {
+            return Ok(());
+        }
+        if self.first_message.is_empty() && role == b"user" {
+            self.first_message = text.clone();
+        }
+        if !self.all.is_empty() {
+            self.all.push(b' ');
+        }
+        self.all.extend_from_slice(&text);
+        Ok(())
+    }
+
+    fn activity(&mut self, time: f64) {
+        self.last_activity = Some(self.last_activity.unwrap_or(0.0).max(time));
+    }
+
+    /// `None` where the reference's `buildSessionInfo` returns null.
+    pub fn finish(&self) -> Option<SessionSummary> {
+        if self.rejected {
+            return None;
+        }
+        Some(SessionSummary {
+            header: self.header.clone()?,
+            message_count: self.message_count,
+            first_message: literal(&self.first_message),
+            all_messages_text: literal(&self.all),
+            last_activity: self.last_activity,
+            unparsed_times: self.unparsed_times.clone(),
+            name: self.name.as_deref().map(literal),
+        })
     }
 }
 
@@ -180,105 +425,11 @@ pub fn summarize(path: &Path) -> Result<Option<SessionSummary>, IoFailure> {
 }
 
 pub fn summarize_bytes(bytes: &[u8]) -> Option<SessionSummary> {
-    let mut summary = SessionSummary::default();
-    let mut have_header = false;
-    let mut all: Vec<u8> = Vec::new();
-    let mut first_message: Vec<u8> = Vec::new();
+    let mut summarizer = Summarizer::default();
     for line in readline_lines(bytes) {
-        let text = json::decode_lossy(line);
-        let Ok(entry) = json::parse(&text) else {
-            continue;
-        };
-        if !entry.truthy() {
-            continue;
-        }
-        let entry_type = entry
-            .get("type")
-            .and_then(|t| t.as_str())
-            .map(|t| t.into_owned());
-        if !have_header {
-            if entry_type.as_deref() != Some("session") {
-                return None;
-            }
-            have_header = true;
-            summary.header = String::from_utf8_lossy(&json::stringify(&entry)).into_owned();
-            continue;
-        }
-        if entry_type.as_deref() == Some("session_info") {
-            summary.name = match entry.get("name") {
-                None | Some(JsValue::Null) => None,
-                Some(JsValue::Str(s)) => {
-                    let trimmed = wtf8_trim(s);
-                    (!trimmed.is_empty()).then(|| literal(trimmed))
-                }
-                Some(_) => return None,
-            };
-        }
-        if entry_type.as_deref() != Some("message") {
-            continue;
-        }
-        summary.message_count += 1;
-        let message = match entry.get("message") {
-            None | Some(JsValue::Null) => return None,
-            Some(m) => m,
-        };
-        let role = message
-            .get("role")
-            .and_then(|r| r.as_str())
-            .map(|r| r.into_owned());
-        let with_content = matches!(message, JsValue::Obj(_))
-            && role.is_some()
-            && message.get("content").is_some();
-        if !with_content {
-            continue;
-        }
-        let role = role.unwrap_or_default();
-        if role != "user" && role != "assistant" {
-            continue;
-        }
-        match message.get("timestamp") {
-            Some(JsValue::Num(n)) => {
-                summary.last_activity = Some(summary.last_activity.unwrap_or(0.0).max(*n))
-            }
-            _ => match entry.get("timestamp") {
-                Some(JsValue::Str(s)) => {
-                    match crate::entry::iso_time(&String::from_utf8_lossy(s)) {
-                        Some(t) => {
-                            summary.last_activity =
-                                Some(summary.last_activity.unwrap_or(0.0).max(t))
-                        }
-                        None => summary.unparsed_times.push(
-                            String::from_utf8_lossy(&json::stringify(&JsValue::Str(s.clone())))
-                                .into_owned(),
-                        ),
-                    }
-                }
-                Some(other) => summary
-                    .unparsed_times
-                    .push(String::from_utf8_lossy(&json::stringify(other)).into_owned()),
-                None => {}
-            },
-        }
-        let Ok(text) = text_content(message) else {
-            return None;
-        };
-        if text.is_empty() {
-            continue;
-        }
-        if first_message.is_empty() && role == "user" {
-            first_message = text.clone();
-        }
-        if !all.is_empty() {
-            all.push(b' ');
-        }
-        all.extend_from_slice(&text);
+        summarizer.feed(line);
     }
-    if !have_header {
-        return None;
-    }
-    summary.all_messages_text = literal(&all);
-    summary.first_message = literal(&first_message);
-    Some(summary)
+    summarizer.finish()
 }
 
 #[cfg(test)]
