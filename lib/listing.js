@@ -8,7 +8,6 @@ const path = require('path');
 const native = require('../binding.js');
 const paths = require('./paths.js');
 
-const MAX_CONCURRENT_SESSION_INFO_LOADS = 10;
 const MAX_CONCURRENT_SESSION_DISCOVERY_LOADS = 64;
 const CURRENT_SESSION_LIST_PUBLISH_INTERVAL = 10;
 const ALL_SESSION_LIST_PUBLISH_INTERVAL = 100;
@@ -95,17 +94,75 @@ function sessionInfo(file, summary, stats) {
   };
 }
 
-async function buildSessionInfo(file, signal, knownStats) {
-  try {
-    const stats = knownStats ?? (await fsp.stat(file));
-    signal?.throwIfAborted();
-    const summary = await native.summarizeSession(file);
-    signal?.throwIfAborted();
-    return summary ? sessionInfo(file, summary, stats) : null;
-  } catch {
-    signal?.throwIfAborted();
-    return null;
-  }
+/**
+ * The SessionInfo last built for each path, under the native cache's token for
+ * that version of the file: an unchanged file is answered with a fresh copy
+ * without moving its texts across again.
+ */
+const infoCache = new Map();
+
+function copyInfo(info) {
+  return {
+    ...info,
+    created: new Date(info.created.getTime()),
+    modified: new Date(info.modified.getTime()),
+  };
+}
+
+/**
+ * Summarizes `files` in Rust on threads of its own; `onLoaded(info, index)` is
+ * called on this thread as each file finishes, in completion order like the
+ * reference's concurrent loads. Rejects with the signal's reason on abort, or
+ * with what `onLoaded` throws.
+ */
+function loadInfos(files, onLoaded, signal) {
+  const results = new Array(files.length).fill(null);
+  if (files.length === 0) return Promise.resolve(results);
+  signal?.throwIfAborted();
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let handle;
+    const settle = (error) => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener('abort', onAbort);
+      if (error === undefined) {
+        resolve(results);
+      } else {
+        handle?.cancel();
+        reject(error);
+      }
+    };
+    const onAbort = () => settle(signal.reason);
+    handle = native.scanSessions(
+      files.map((f) => f.path),
+      files.map((f) => infoCache.get(f.path)?.token ?? 0),
+      (result) => {
+        if (settled) return;
+        if (result.index < 0) {
+          settle();
+          return;
+        }
+        const file = files[result.index];
+        let info = null;
+        if (result.unchanged) {
+          info = copyInfo(infoCache.get(file.path).info);
+        } else if (result.summary && !result.failed) {
+          info = sessionInfo(file.path, result.summary, file.stats ?? { mtime: new Date(result.mtimeMs) });
+          infoCache.set(file.path, { token: result.token, info: copyInfo(info) });
+        } else {
+          infoCache.delete(file.path);
+        }
+        results[result.index] = info;
+        try {
+          onLoaded(info, result.index);
+        } catch (error) {
+          settle(error);
+        }
+      },
+    );
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 async function mapWithConcurrency(items, limit, map, signal) {
@@ -124,19 +181,6 @@ async function mapWithConcurrency(items, limit, map, signal) {
 
 function sortSessionInfos(sessions) {
   return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
-}
-
-function loadInfos(files, onLoaded, signal) {
-  return mapWithConcurrency(
-    files,
-    MAX_CONCURRENT_SESSION_INFO_LOADS,
-    async (file, index) => {
-      const info = await buildSessionInfo(file.path, signal, file.stats);
-      onLoaded(info, index);
-      return info;
-    },
-    signal,
-  );
 }
 
 async function listSessionsFromDir(dir, onProgress, signal) {

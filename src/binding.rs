@@ -8,8 +8,10 @@ use crate::entry::{EntryMeta, Kind, Role};
 use crate::index::{EntryIndex, LeafArg};
 use crate::listing;
 use crate::migrate::{self, FirstKept, V1Change};
+use crate::scanner;
 use crate::session::{self, HeaderScan, OpenOutcome, PersistPlan, Session, SessionError};
 use crate::store::IoFailure;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 
 /// Errors cross as a message the JavaScript layer turns into the error the
 /// reference would throw (`lib/errors.js`): a tag, then NUL-separated fields.
@@ -686,4 +688,107 @@ pub fn fork_session_file(
 #[napi(catch_unwind)]
 pub fn panic_for_test(message: String) {
     panic!("{message}");
+}
+
+static SUMMARY_CACHE: std::sync::LazyLock<scanner::SummaryCache> =
+    std::sync::LazyLock::new(scanner::SummaryCache::default);
+
+/// One file's listing result, or the end of the scan (`index` -1).
+#[napi(object)]
+pub struct JsScanResult {
+    pub index: i64,
+    pub summary: Option<JsSessionSummary>,
+    pub mtime_ms: Option<f64>,
+    /// The file could not be read (the reference's summary is then null).
+    pub failed: bool,
+    /// See `scanner::FileResult`: the caller's copy for `token` is current.
+    pub token: f64,
+    pub unchanged: bool,
+}
+
+fn summary_js(s: listing::SessionSummary) -> JsSessionSummary {
+    JsSessionSummary {
+        header: s.header,
+        message_count: s.message_count,
+        first_message: s.first_message,
+        all_messages_text: s.all_messages_text,
+        last_activity: s.last_activity,
+        unparsed_times: s.unparsed_times,
+        name: s.name,
+    }
+}
+
+/// Cancels a running scan.
+#[napi]
+pub struct ScanHandle {
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+#[napi]
+impl ScanHandle {
+    #[napi(catch_unwind)]
+    pub fn cancel(&self) {
+        self.cancel
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+type ScanCallback = ThreadsafeFunction<JsScanResult, (), JsScanResult, Status, false>;
+
+/// Summarizes session files on threads of our own; `on_result` is called for
+/// each file as it finishes, then once with index -1.
+#[napi(catch_unwind)]
+pub fn scan_sessions(paths: Vec<String>, known: Vec<f64>, on_result: ScanCallback) -> ScanHandle {
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = cancel.clone();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    std::thread::spawn(move || {
+        let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
+        let known: Vec<u64> = known.into_iter().map(|t| t as u64).collect();
+        let callback = &on_result;
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            scanner::scan(
+                &SUMMARY_CACHE,
+                &paths,
+                &known,
+                threads,
+                &flag,
+                &|index, result| {
+                    let message = match result {
+                        Ok(r) => JsScanResult {
+                            index: index as i64,
+                            summary: r.summary.map(summary_js),
+                            mtime_ms: Some(r.mtime_ms),
+                            failed: false,
+                            token: r.token as f64,
+                            unchanged: r.unchanged,
+                        },
+                        Err(_) => JsScanResult {
+                            index: index as i64,
+                            summary: None,
+                            mtime_ms: None,
+                            failed: true,
+                            token: 0.0,
+                            unchanged: false,
+                        },
+                    };
+                    callback.call(message, ThreadsafeFunctionCallMode::NonBlocking);
+                },
+            );
+        }));
+        on_result.call(
+            JsScanResult {
+                index: -1,
+                summary: None,
+                mtime_ms: None,
+                failed: false,
+                token: 0.0,
+                unchanged: false,
+            },
+            ThreadsafeFunctionCallMode::NonBlocking,
+        );
+        // Deleted files drop out of the cache, after the caller has its answer.
+        SUMMARY_CACHE.prune();
+    });
+    ScanHandle { cancel }
 }

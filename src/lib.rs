@@ -7,6 +7,7 @@ pub mod index;
 pub mod json;
 pub mod listing;
 pub mod migrate;
+pub mod scanner;
 pub mod session;
 pub mod store;
 

@@ -10,7 +10,7 @@ use crate::entry::for_each_member;
 use crate::json::{self, Cursor, JsValue, SyntaxError};
 use crate::store::{self, IoFailure};
 
-#[derive(Debug, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionSummary {
     /// The header line, for JavaScript to read id, cwd, parentSession, timestamp.
     pub header: String,
@@ -131,8 +131,69 @@ struct Throws;
 struct LineFacts<'a> {
     entry_type: Option<Cow<'a, [u8]>>,
     entry_timestamp: Option<(usize, usize)>,
-    message: Option<(usize, usize)>,
+    message: MessageFacts,
     name: Option<(usize, usize)>,
+}
+
+/// `entry.message`, walked once. Spans are into the line.
+#[derive(Default)]
+enum MessageFacts {
+    #[default]
+    Missing,
+    Null,
+    NotObject,
+    Object {
+        role: Option<Vec<u8>>,
+        content: Option<(usize, usize)>,
+        timestamp: Option<(usize, usize)>,
+    },
+}
+
+fn read_message<'a>(cur: &mut Cursor<'a>) -> Result<MessageFacts, SyntaxError> {
+    match cur.peek() {
+        Some(b'{') => {
+            let mut role = None;
+            let mut content = None;
+            let mut timestamp = None;
+            for_each_member(cur, |key, cur| {
+                cur.skip_ws();
+                let start = cur.i;
+                match key {
+                    b"role" => {
+                        role = if cur.peek() == Some(b'"') {
+                            Some(json::parse_string(cur)?)
+                        } else {
+                            cur.skip_value()?;
+                            None
+                        }
+                    }
+                    b"content" => {
+                        cur.skip_value()?;
+                        content = Some((start, cur.i));
+                    }
+                    b"timestamp" => {
+                        cur.skip_value()?;
+                        timestamp = Some((start, cur.i));
+                    }
+                    _ => cur.skip_value()?,
+                }
+                Ok(())
+            })?;
+            Ok(MessageFacts::Object {
+                role,
+                content,
+                timestamp,
+            })
+        }
+        Some(b'n') => {
+            cur.skip_value()?;
+            Ok(MessageFacts::Null)
+        }
+        _ => {
+            cur.skip_value()?;
+            Ok(MessageFacts::NotObject)
+        }
+    }
 }
 
 fn read_facts(line: &[u8]) -> Result<Option<LineFacts<'_>>, SyntaxError> {
@@ -167,10 +228,7 @@ fn read_facts(line: &[u8]) -> Result<Option<LineFacts<'_>>, SyntaxError> {
                 cur.skip_value()?;
                 facts.entry_timestamp = Some((start, cur.i));
             }
-            b"message" => {
-                cur.skip_value()?;
-                facts.message = Some((start, cur.i));
-            }
+            b"message" => facts.message = read_message(cur)?,
             b"name" => {
                 cur.skip_value()?;
                 facts.name = Some((start, cur.i));
@@ -303,36 +361,22 @@ impl Summarizer {
             return Ok(());
         }
         self.message_count += 1;
-        let message = match facts.message.map(|(s, e)| &line[s..e]) {
-            None | Some(b"null") => return Err(Throws),
-            Some(m) => m,
+        let (role, content, timestamp) = match facts.message {
+            MessageFacts::Missing | MessageFacts::Null => return Err(Throws),
+            MessageFacts::NotObject => return Ok(()),
+            MessageFacts::Object {
+                role,
+                content,
+                timestamp,
+            } => (role, content, timestamp),
         };
-        if !message.starts_with(b"{") {
-            return Ok(());
-        }
-        let mut role: Option<Vec<u8>> = None;
-        let mut content: Option<(usize, usize)> = None;
-        let mut timestamp: Option<(usize, usize)> = None;
-        let mut cur = Cursor::new(message);
-        for_each_member(&mut cur, |key, cur| {
-            cur.skip_ws();
-            let start = cur.i;
-            cur.skip_value()?;
-            match key {
-                b"role" => role = string_at(&message[start..cur.i]),
-                b"content" => content = Some((start, cur.i)),
-                b"timestamp" => timestamp = Some((start, cur.i)),
-                _ => {}
-            }
-            Ok(())
-        })
-        .map_err(|_| Throws)?;
         let (Some(role), Some((cs, ce))) = (role, content) else {
             return Ok(());
         };
         if role != b"user" && role != b"assistant" {
             return Ok(());
         }
+        let message = line;
         match timestamp.map(|(s, e)| &message[s..e]) {
             Some(t) if matches!(t.first(), Some(b'-' | b'0'..=b'9')) => {
                 self.activity(json::number_value(t))
