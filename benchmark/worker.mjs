@@ -1,0 +1,351 @@
+#!/usr/bin/env node
+// One benchmark sample in a fresh process:
+//
+//   node benchmark/worker.mjs <impl> <workload> <params-json>
+//
+// <impl> is a module path: a directory is require()d (the package root, CommonJS), a file
+// is import()ed (the reference's dist/core/session-manager.js). Only the operation under
+// test is timed (performance.now()); loading the module, preparing inputs and checking the
+// result are not. The peak RSS is read right after the timed part, before the check
+// touches anything else. The check is a small summary of the result (counts, ids, hashes
+// of the serialized result) that must be identical for the reference and ours.
+//
+// Prints one line: @@RESULT {"ms":..., "rssKb":..., "check":{...}, "extra":{...}}
+
+import { createHash } from "node:crypto";
+import { closeSync, copyFileSync, mkdirSync, openSync, readSync, readFileSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { basename, join } from "node:path";
+import { pathToFileURL } from "node:url";
+
+const [implPath, workload, paramsJson] = process.argv.slice(2);
+const params = JSON.parse(paramsJson ?? "{}");
+
+async function loadImpl(p) {
+  if (statSync(p).isDirectory()) return createRequire(import.meta.url)(p);
+  return import(pathToFileURL(p).href);
+}
+
+const sha = () => createHash("sha256");
+const hashOf = (s) => sha().update(s).digest("hex").slice(0, 16);
+const maxRssKb = () => process.resourceUsage().maxRSS;
+
+/** hash a file's lines (split on \n), optionally skipping the first `skip` lines */
+function hashFileLines(file, { skip = 0, map } = {}) {
+  const h = sha();
+  let lines = 0;
+  forEachLine(file, (line, i) => {
+    if (i < skip) return;
+    lines++;
+    h.update(map ? map(line) : line);
+    h.update("\n");
+  });
+  return { lines, hash: h.digest("hex").slice(0, 16) };
+}
+
+function forEachLine(file, fn) {
+  const fd = openSync(file, "r");
+  const buf = Buffer.allocUnsafe(4 * 1024 * 1024);
+  let rest = Buffer.alloc(0);
+  let i = 0;
+  try {
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n === 0) break;
+      let chunk = Buffer.concat([rest, buf.subarray(0, n)]);
+      let start = 0;
+      let nl;
+      while ((nl = chunk.indexOf(10, start)) !== -1) {
+        fn(chunk.toString("utf8", start, nl), i++);
+        start = nl + 1;
+      }
+      rest = Buffer.from(chunk.subarray(start));
+      chunk = null;
+    }
+    if (rest.length) fn(rest.toString("utf8"), i++);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** the entry without the fields the reference fills in at random (id) or from the clock */
+function stripVolatile(entry, keys = ["id", "parentId", "timestamp"]) {
+  const copy = { ...entry };
+  for (const k of keys) delete copy[k];
+  return copy;
+}
+
+function contextCheck(ctx) {
+  return {
+    messages: ctx.messages.length,
+    roles: hashOf(ctx.messages.map((m) => m.role).join(",")),
+    thinkingLevel: ctx.thinkingLevel,
+    model: ctx.model,
+    hash: hashOf(JSON.stringify(ctx.messages)),
+  };
+}
+
+function headerCheck(h) {
+  return h ? { type: h.type, version: h.version, cwd: h.cwd, parentSession: h.parentSession } : null;
+}
+
+// Deterministic messages for the append workload (no PRNG needed: index-based variety).
+function treeCheck(roots) {
+  const h = sha();
+  let nodes = 0;
+  let maxDepth = 0;
+  let branchPoints = 0;
+  const stack = roots.map((r) => [r, 0]).reverse();
+  while (stack.length) {
+    const [n, d] = stack.pop();
+    nodes++;
+    if (d > maxDepth) maxDepth = d;
+    if (n.children.length > 1) branchPoints++;
+    h.update(`${n.entry.id}:${n.label ?? ""}:${n.labelTimestamp ?? ""}:${n.children.length};`);
+    for (let i = n.children.length - 1; i >= 0; i--) stack.push([n.children[i], d + 1]);
+  }
+  return { roots: roots.length, nodes, maxDepth, branchPoints, hash: h.digest("hex").slice(0, 16) };
+}
+
+function appendMessages(n) {
+  const out = [];
+  const usage = { input: 12, output: 340, cacheRead: 48_211, cacheWrite: 1_024, totalTokens: 49_587, cost: { input: 0.000036, output: 0.0051, cacheRead: 0.014463, cacheWrite: 0.00384, total: 0.023439 } };
+  for (let i = 0; i < n; i++) {
+    const t = 1_760_000_000_000 + i * 1_000;
+    const text = `Step ${i}: ${"inspect the session index and update the tree; ".repeat(1 + (i % 7))}é→✓ "quoted" \\ back\n`;
+    switch (i % 3) {
+      case 0:
+        out.push({ role: "user", content: [{ type: "text", text }], timestamp: t });
+        break;
+      case 1:
+        out.push({
+          role: "assistant",
+          content: [
+            { type: "text", text },
+            { type: "toolCall", id: `toolu_${i}`, name: "bash", arguments: { command: `grep -rn "leafId" packages/ | head -${i % 50}` } },
+          ],
+          api: "anthropic-messages",
+          provider: "anthropic",
+          model: "claude-sonnet-4-5",
+          usage,
+          stopReason: "toolUse",
+          timestamp: t,
+        });
+        break;
+      default:
+        out.push({ role: "toolResult", toolCallId: `toolu_${i - 1}`, toolName: "bash", content: [{ type: "text", text: text.repeat(1 + (i % 11)) }], isError: false, timestamp: t });
+    }
+  }
+  return out;
+}
+
+const WORKLOADS = {
+  // SessionManager.open(file)
+  open: {
+    run: ({ SessionManager }, p) => SessionManager.open(p.file),
+    check: (sm) => ({
+      entries: sm.getEntryCount(),
+      leafId: sm.getLeafId(),
+      sessionId: sm.getSessionId(),
+      header: headerCheck(sm.getHeader()),
+      name: sm.getSessionName() ?? null,
+    }),
+  },
+  // SessionManager.open(file).buildSessionContext()
+  "open-context": {
+    run: ({ SessionManager }, p) => SessionManager.open(p.file).buildSessionContext(),
+    check: (ctx) => contextCheck(ctx),
+  },
+  // SessionManager.open(file).getEntries()
+  "open-entries": {
+    run: ({ SessionManager }, p) => SessionManager.open(p.file).getEntries(),
+    check: (entries, p) => {
+      const h = sha();
+      for (const e of entries) {
+        h.update(JSON.stringify(e));
+        h.update("\n");
+      }
+      const hash = h.digest("hex").slice(0, 16);
+      // independent of either implementation: the entries must serialize back to the file's lines
+      const file = hashFileLines(p.file, { skip: 1 });
+      return { count: entries.length, hash, matchesFile: hash === file.hash && entries.length === file.lines };
+    },
+  },
+  // many buildSessionContext() calls on an open session (after one untimed warm-up call)
+  "context-calls": {
+    setup: ({ SessionManager }, p) => {
+      const sm = SessionManager.open(p.file);
+      const first = sm.buildSessionContext();
+      return { sm, firstLen: first.messages.length };
+    },
+    run: (_, p, { sm }) => {
+      let last;
+      let total = 0;
+      for (let i = 0; i < p.calls; i++) {
+        last = sm.buildSessionContext();
+        total += last.messages.length;
+      }
+      return { last, total };
+    },
+    perCall: true,
+    check: ({ last, total }, p, { firstLen }) => ({ ...contextCheck(last), total, stable: total === firstLen * p.calls }),
+  },
+  // getBranch() from the leaf and from entries spread along the leaf's path
+  "branch-calls": {
+    setup: ({ SessionManager }, p) => {
+      const sm = SessionManager.open(p.file);
+      const path = sm.getBranch();
+      const ids = [undefined];
+      for (let k = 1; k < 20; k++) ids.push(path[Math.floor((path.length * k) / 20)].id);
+      return { sm, ids };
+    },
+    run: (_, p, { sm, ids }) => {
+      const lens = [];
+      const ends = [];
+      for (let i = 0; i < p.calls; i++) {
+        const b = sm.getBranch(ids[i % ids.length]);
+        lens.push(b.length);
+        ends.push(b[0]?.id, b[b.length - 1]?.id);
+      }
+      return { lens, ends };
+    },
+    perCall: true,
+    check: ({ lens, ends }) => ({ calls: lens.length, total: lens.reduce((a, b) => a + b, 0), hash: hashOf(`${lens.join(",")}|${ends.join(",")}`) }),
+  },
+  // getTree() on an open session, first call (ours builds the entry objects here,
+  // which the reference built during open())
+  tree: {
+    setup: ({ SessionManager }, p) => ({ sm: SessionManager.open(p.file) }),
+    run: (_, p, { sm }) => sm.getTree(),
+    check: (roots) => treeCheck(roots),
+  },
+  // open() + getTree(): what showing the tree of a session costs from scratch
+  "open-tree": {
+    run: ({ SessionManager }, p) => SessionManager.open(p.file).getTree(),
+    check: (roots) => treeCheck(roots),
+  },
+  // getTree() per call, after one untimed call
+  "tree-calls": {
+    setup: ({ SessionManager }, p) => {
+      const sm = SessionManager.open(p.file);
+      sm.getTree();
+      return { sm };
+    },
+    run: (_, p, { sm }) => {
+      let roots;
+      for (let i = 0; i < p.calls; i++) roots = sm.getTree();
+      return roots;
+    },
+    perCall: true,
+    check: (roots) => treeCheck(roots),
+  },
+  // N appendMessage() calls on a persisted session (a copy of the data file)
+  append: {
+    setup: ({ SessionManager }, p) => {
+      mkdirSync(p.tmp, { recursive: true });
+      const copy = join(p.tmp, basename(p.file));
+      copyFileSync(p.file, copy);
+      const sm = SessionManager.open(copy, p.tmp);
+      return { sm, copy, sizeBefore: statSync(copy).size, entriesBefore: sm.getEntryCount(), leafBefore: sm.getLeafId(), msgs: appendMessages(p.count) };
+    },
+    run: (_, p, { sm, msgs }) => {
+      let id;
+      for (const m of msgs) id = sm.appendMessage(m);
+      return id;
+    },
+    check: (lastId, p, { sm, copy, sizeBefore, entriesBefore, leafBefore }) => {
+      const h = sha();
+      let prev = leafBefore;
+      let chainOk = true;
+      let added = 0;
+      forEachLine(copy, (line, i) => {
+        if (i <= entriesBefore || !line) return;
+        const e = JSON.parse(line);
+        if (e.parentId !== prev) chainOk = false;
+        prev = e.id;
+        added++;
+        h.update(JSON.stringify(stripVolatile(e)));
+      });
+      return {
+        added,
+        bytesAdded: statSync(copy).size - sizeBefore,
+        chainOk: chainOk && prev === lastId && sm.getLeafId() === lastId,
+        entries: sm.getEntryCount(),
+        hash: h.digest("hex").slice(0, 16),
+      };
+    },
+  },
+  // SessionManager.forkFrom(file, cwd, tmpDir)
+  fork: {
+    setup: (_, p) => mkdirSync(p.tmp, { recursive: true }),
+    run: ({ SessionManager }, p) => SessionManager.forkFrom(p.file, "/home/dev/forked-project", p.tmp),
+    check: (sm, p) => {
+      const out = sm.getSessionFile();
+      const header = JSON.parse(readFileSync(out, "utf8").slice(0, 64 * 1024).split("\n")[0]);
+      const body = hashFileLines(out, { skip: 1 });
+      const source = hashFileLines(p.file, { skip: 1 });
+      return {
+        header: headerCheck(header),
+        lines: body.lines,
+        hash: body.hash,
+        sameBodyAsSource: body.hash === source.hash,
+        entries: sm.getEntryCount(),
+        leafId: sm.getLeafId(),
+        inDir: out.startsWith(p.tmp),
+      };
+    },
+  },
+  // open (untimed), then createBranchedSession(leaf) into tmpDir
+  branched: {
+    setup: ({ SessionManager }, p) => {
+      mkdirSync(p.tmp, { recursive: true });
+      const sm = SessionManager.open(p.file, p.tmp);
+      return { sm, leaf: sm.getLeafId() };
+    },
+    run: (_, p, { sm, leaf }) => sm.createBranchedSession(leaf),
+    check: (out, p, { sm }) => {
+      // header id/timestamp are new and label entries get new random ids: leave those out
+      const body = hashFileLines(out, {
+        map: (line) => {
+          const e = JSON.parse(line);
+          if (e.type === "session") return JSON.stringify(headerCheck(e));
+          if (e.type === "label") return JSON.stringify(stripVolatile(e, ["id", "parentId"]));
+          return line;
+        },
+      });
+      return {
+        lines: body.lines,
+        hash: body.hash,
+        entries: sm.getEntryCount(),
+        currentFile: sm.getSessionFile() === out,
+        inDir: typeof out === "string" && out.startsWith(p.tmp),
+      };
+    },
+  },
+};
+
+async function main() {
+  const w = WORKLOADS[workload];
+  if (!w) throw new Error(`unknown workload ${workload}`);
+  const impl = await loadImpl(implPath);
+  const ctx = w.setup ? await w.setup(impl, params) : undefined;
+  const t0 = performance.now();
+  const result = w.run(impl, params, ctx);
+  const t1 = performance.now();
+  const rssKb = maxRssKb();
+  const check = w.check(result, params, ctx);
+  const ms = t1 - t0;
+  const out = {
+    ms: w.perCall ? ms / params.calls : ms,
+    totalMs: ms,
+    rssKb,
+    rssEndKb: maxRssKb(),
+    check,
+  };
+  process.stdout.write(`@@RESULT ${JSON.stringify(out)}\n`);
+}
+
+main().catch((e) => {
+  process.stdout.write(`@@ERROR ${JSON.stringify({ message: String(e?.stack ?? e) })}\n`);
+  process.exit(2);
+});
