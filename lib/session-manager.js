@@ -76,7 +76,7 @@ class SessionManager {
   #at(position) {
     let entry = this.#objects[position];
     if (entry === undefined) {
-      entry = JSON.parse(this.#native.line(position));
+      entry = JSON.parse(call(() => this.#native.line(position)));
       this.#objects[position] = entry;
     }
     return entry;
@@ -91,8 +91,12 @@ class SessionManager {
     } else if (missing.length > 1) {
       for (let start = 0; start < missing.length; start += PARSE_BATCH) {
         const batch = missing.slice(start, start + PARSE_BATCH);
-        const parsed = JSON.parse(this.#native.linesArray(Uint32Array.from(batch)));
-        for (let i = 0; i < batch.length; i++) objects[batch[i]] = parsed[i];
+        const [asciiText, otherText, isAscii] = call(() => this.#native.linesSplit(Uint32Array.from(batch)));
+        const ascii = JSON.parse(asciiText);
+        const other = JSON.parse(otherText);
+        let a = 0;
+        let o = 0;
+        for (let i = 0; i < batch.length; i++) objects[batch[i]] = isAscii[i] ? ascii[a++] : other[o++];
       }
     }
     const out = new Array(positions.length);

@@ -2,6 +2,7 @@
 //! and the core types, and nothing else.
 
 use napi::bindgen_prelude::*;
+use napi::JsString;
 use napi_derive::napi;
 
 use crate::entry::{EntryMeta, Kind, Role};
@@ -119,6 +120,19 @@ fn opt_pos(p: Option<u32>) -> i64 {
 
 fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A JS string from bytes that are mostly ASCII JSON: an ASCII text becomes a
+/// one-byte string without decoding; anything else is decoded as UTF-8, with
+/// invalid bytes replaced as the reference's decoder does.
+fn js_string(env: &Env, bytes: Vec<u8>) -> Result<JsString<'_>> {
+    if bytes.is_ascii() {
+        return env.create_string_latin1(&bytes);
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => env.create_string_from_std(text),
+        Err(e) => env.create_string_from_std(String::from_utf8_lossy(e.as_bytes()).into_owned()),
+    }
 }
 
 #[napi]
@@ -305,21 +319,15 @@ impl NativeSession {
             .map(|l| lossy(&l)))
     }
 
-    /// The lines at `positions` as one JSON array text, for a single `JSON.parse`.
+    /// `[asciiLines, otherLines, mask]`: see `Session::lines_split`.
     #[napi(catch_unwind)]
-    pub fn lines_array(&self, positions: Uint32Array) -> Result<String> {
-        let mut out = Vec::new();
-        out.push(b'[');
-        self.inner
-            .each_line(&positions, |line| {
-                if out.len() > 1 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(line);
-            })
-            .map_err(to_napi)?;
-        out.push(b']');
-        Ok(lossy(&out))
+    pub fn lines_split<'env>(&self, env: &'env Env, positions: Uint32Array) -> Result<Array<'env>> {
+        let split = self.inner.lines_split(&positions).map_err(to_napi)?;
+        let mut parts = env.create_array(3)?;
+        parts.set(0, env.create_string_latin1(&split.ascii)?)?;
+        parts.set(1, js_string(env, split.other)?)?;
+        parts.set(2, Uint8Array::from(split.mask))?;
+        Ok(parts)
     }
 
     #[napi(catch_unwind)]

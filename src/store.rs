@@ -114,6 +114,19 @@ pub fn read_at(file: &File, offset: u64, len: usize) -> Result<Vec<u8>, IoFailur
     Ok(out)
 }
 
+/// Like `read_at`, into a buffer reused across reads.
+pub fn read_at_into(
+    file: &File,
+    offset: u64,
+    len: usize,
+    buffer: &mut Vec<u8>,
+) -> Result<(), IoFailure> {
+    use std::os::unix::fs::FileExt;
+    buffer.resize(len, 0);
+    file.read_exact_at(&mut buffer[..len], offset)
+        .map_err(|e| IoFailure::new(&e, "read", None))
+}
+
 pub fn open_read(path: &Path) -> Result<File, IoFailure> {
     File::open(path).map_err(|e| IoFailure::new(&e, "open", Some(path)))
 }
