@@ -374,6 +374,22 @@ fn has_control_byte(bytes: &[u8]) -> bool {
     chunks.remainder().iter().any(|&b| b < 0x20)
 }
 
+/// Whether no continuation of `prefix` can be a JSON text: a syntax error well
+/// before the end (not just input that stops early). Lets a reader drop a huge
+/// line that cannot parse (a sparse file of NUL bytes) instead of holding it.
+pub fn prefix_is_invalid(prefix: &[u8]) -> bool {
+    const SLACK: usize = 16;
+    let mut cur = Cursor::new(prefix);
+    cur.skip_ws();
+    match cur.skip_value() {
+        Ok(()) => {
+            cur.skip_ws();
+            cur.i < prefix.len()
+        }
+        Err(SyntaxError) => cur.i + SLACK < prefix.len(),
+    }
+}
+
 fn hex4(h: &[u8]) -> u32 {
     h.iter().fold(0, |acc, &c| {
         acc * 16 + (c as char).to_digit(16).unwrap_or(0)
@@ -1106,6 +1122,22 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn invalid_prefixes_are_told_from_unfinished_ones() {
+        let nul = vec![0u8; 1000];
+        assert!(prefix_is_invalid(&nul));
+        let mut object = b"{".to_vec();
+        object.extend_from_slice(&nul);
+        assert!(prefix_is_invalid(&object));
+        let mut long_string = br#"{"message":{"content":""#.to_vec();
+        long_string.extend(std::iter::repeat_n(b'x', 1000));
+        assert!(!prefix_is_invalid(&long_string));
+        assert!(!prefix_is_invalid(b"{\"a\":[1,2,3"));
+        assert!(prefix_is_invalid(
+            b"{\"a\":1}                    garbage after the value"
+        ));
     }
 
     #[test]

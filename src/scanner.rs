@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
+
+use crate::store;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -83,18 +85,8 @@ fn mtime_ns(meta: &fs::Metadata) -> i128 {
     meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128
 }
 
-/// Feeds readline's lines (split on `\n`, `\r\n` and lone `\r`) of `bytes` to
-/// the summarizer, up to the last `\n`; returns how many bytes that covered.
-fn feed_complete_lines(state: &mut Summarizer, bytes: &[u8]) -> usize {
-    let Some(last_nl) = memchr::memrchr(b'\n', bytes) else {
-        return 0;
-    };
-    feed_pieces(state, &bytes[..last_nl]);
-    last_nl + 1
-}
-
-/// Feeds the pieces of `bytes` between `\n` and `\r` bytes (an empty piece
-/// from `\r\n` is skipped as a blank line would be).
+/// Feeds the pieces of `bytes` between `\n` and `\r` bytes: readline's lines
+/// (`\r\n` leaves an empty piece, skipped as a blank line would be).
 fn feed_pieces(state: &mut Summarizer, bytes: &[u8]) {
     let mut start = 0;
     for end in memchr::memchr2_iter(b'\n', b'\r', bytes) {
@@ -104,23 +96,69 @@ fn feed_pieces(state: &mut Summarizer, bytes: &[u8]) {
     state.feed(&bytes[start..]);
 }
 
-fn finish_with_tail(state: &Summarizer, rest: &[u8]) -> Option<SessionSummary> {
-    if rest.is_empty() {
-        return state.finish();
-    }
-    let mut end = state.clone();
-    feed_pieces(&mut end, rest);
-    end.finish()
+/// What reading from `base` to `size` gave: the state after the last complete
+/// line, where that line ended, the bytes before that end, and the summary
+/// with the unterminated last line (if any) included.
+struct Continued {
+    state: Summarizer,
+    offset: u64,
+    tail: Vec<u8>,
+    result: Option<SessionSummary>,
 }
 
-fn read_from(path: &Path, offset: u64) -> Result<Vec<u8>, IoFailure> {
+/// Streams `[base, size)` of the file into `state`, a line at a time, holding
+/// at most the longest line in memory.
+fn read_on(
+    path: &Path,
+    mut state: Summarizer,
+    base: u64,
+    size: u64,
+) -> Result<Continued, IoFailure> {
     let mut file = File::open(path).map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
-    file.seek(SeekFrom::Start(offset))
+    file.seek(SeekFrom::Start(base))
         .map_err(|e| IoFailure::new(&e, "read", None))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
-        .map_err(|e| IoFailure::new(&e, "read", None))?;
-    Ok(bytes)
+    let span = size - base;
+    let mut limited = file.take(span);
+    let mut offset = base;
+    let mut tail = Vec::new();
+    let mut last: Option<Summarizer> = None;
+    let (_, unterminated) = store::for_each_line(&mut limited, span, |off, line| {
+        let end = off + line.len() as u64;
+        if end == span && last.is_none() {
+            // Possibly the unterminated last line: decided after the loop.
+            let mut end_state = state.clone();
+            feed_pieces(&mut end_state, line);
+            last = Some(end_state);
+            tail = line[line.len().saturating_sub(TAIL_CHECK)..].to_vec();
+            return;
+        }
+        feed_pieces(&mut state, line);
+        offset = base + end + 1;
+        tail.clear();
+        let keep = line.len().min(TAIL_CHECK - 1);
+        tail.extend_from_slice(&line[line.len() - keep..]);
+        tail.push(b'\n');
+    })?;
+    let result = match (unterminated, last) {
+        (true, Some(end_state)) => end_state.finish(),
+        (false, Some(end_state)) => {
+            // The line ending exactly at `size` had its newline after all.
+            state = end_state;
+            offset = size;
+            state.finish()
+        }
+        (_, None) => state.finish(),
+    };
+    if unterminated {
+        // The tail check covers the bytes before the last newline only.
+        tail.clear();
+    }
+    Ok(Continued {
+        state,
+        offset,
+        tail,
+        result,
+    })
 }
 
 /// The summary of one file, from the cache where the file only grew. With the
@@ -156,47 +194,30 @@ pub fn summarize_cached(
     }
     // Continue after the cached end if the file grew and the bytes before the
     // old end are unchanged; a file that changed without growing is read again.
-    let continued = match cached {
-        Some(c) if size > c.size && size >= c.offset => {
-            let from = c.offset - c.tail.len() as u64;
-            let bytes = read_from(path, from)?;
-            if bytes.starts_with(&c.tail) {
-                Some((c.state.clone(), c.offset, bytes[c.tail.len()..].to_vec()))
-            } else {
-                None
-            }
-        }
-        _ => None,
+    let resumable = cached.filter(|c| {
+        size > c.size
+            && c.offset >= c.tail.len() as u64
+            && File::open(path)
+                .ok()
+                .and_then(|f| store::read_at(&f, c.offset - c.tail.len() as u64, c.tail.len()).ok())
+                .is_some_and(|bytes| bytes == c.tail)
+    });
+    let read = match resumable {
+        Some(c) => read_on(path, c.state.clone(), c.offset, size)?,
+        None => read_on(path, Summarizer::default(), 0, size)?,
     };
-    let (mut state, base, bytes) = match continued {
-        Some(c) => c,
-        None => (Summarizer::default(), 0, read_from(path, 0)?),
-    };
-    let used = feed_complete_lines(&mut state, &bytes);
-    let result = finish_with_tail(&state, &bytes[used..]);
-    let offset = base + used as u64;
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
-    let tail_start = used.saturating_sub(TAIL_CHECK);
-    let tail = if used > 0 {
-        bytes[tail_start..used].to_vec()
-    } else {
-        Vec::new()
-    };
+    let result = read.result;
     cache.put(
         path,
         CacheEntry {
             dev,
             ino,
-            size: base + bytes.len() as u64,
+            size,
             mtime_ns: mtime,
-            state,
-            offset,
-            // A continuation with nothing new keeps the old tail check.
-            tail: if used == 0 && base > 0 {
-                Vec::new()
-            } else {
-                tail
-            },
+            state: read.state,
+            offset: read.offset,
+            tail: read.tail,
             result: result.clone(),
             token,
         },

@@ -332,9 +332,10 @@ impl Session {
             return Ok(OpenOutcome::Missing);
         }
         let mut source = store::open_read(path)?;
+        let hint = source.metadata().map_or(0, |m| m.len());
         let mut metas = Vec::new();
         let mut lines = Vec::new();
-        let (size, unterminated) = store::for_each_line(&mut source, |offset, line| {
+        let (size, unterminated) = store::for_each_line(&mut source, hint, |offset, line| {
             if let LineRead::Entry(meta) = read_line(line) {
                 metas.push(meta);
                 lines.push(Line::File {
@@ -804,7 +805,8 @@ pub fn fork_file(
     // None until the first entry is seen; then whether it is a valid header.
     let mut valid: Option<bool> = None;
     let mut failure: Option<SessionError> = None;
-    let (_, unterminated) = store::for_each_line(&mut input, |_, line| {
+    let hint = input.metadata().map_or(0, |m| m.len());
+    let (_, unterminated) = store::for_each_line(&mut input, hint, |_, line| {
         if valid == Some(false) || failure.is_some() {
             return;
         }

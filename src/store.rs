@@ -64,17 +64,29 @@ const READ_CHUNK: usize = 8 << 20;
 /// line)`, holding at most one chunk plus the longest line in memory. Returns
 /// the file length and whether the last line had no `\n`.
 pub fn for_each_line(
-    file: &mut File,
+    file: &mut impl Read,
+    size_hint: u64,
     mut visit: impl FnMut(u64, &[u8]),
 ) -> Result<(u64, bool), IoFailure> {
-    let mut buf = vec![0u8; READ_CHUNK];
+    // A small file needs no 8 MiB buffer; one byte more than its size lets the
+    // first read see the end.
+    let initial = (size_hint.saturating_add(1)).clamp(4096, READ_CHUNK as u64) as usize;
+    let mut buf = vec![0u8; initial];
     // Bytes buf[..filled] are unprocessed; buf[0] sits at file offset `base`.
     let mut filled = 0usize;
     let mut base = 0u64;
+    // Inside a line that cannot parse: its bytes are dropped up to its newline.
+    let mut dropping = false;
     loop {
         if filled == buf.len() {
-            // One line longer than the buffer: grow to hold it.
-            buf.resize(buf.len() * 2, 0);
+            if crate::json::prefix_is_invalid(&buf[..filled]) {
+                dropping = true;
+                base += filled as u64;
+                filled = 0;
+            } else {
+                // One line longer than the buffer: grow to hold it.
+                buf.resize(buf.len() * 2, 0);
+            }
         }
         let n = loop {
             match file.read(&mut buf[filled..]) {
@@ -84,8 +96,8 @@ pub fn for_each_line(
             }
         };
         if n == 0 {
-            let unterminated = filled > 0;
-            if unterminated {
+            let unterminated = filled > 0 || dropping;
+            if filled > 0 && !dropping {
                 visit(base, &buf[..filled]);
             }
             return Ok((base + filled as u64, unterminated));
@@ -93,6 +105,20 @@ pub fn for_each_line(
         let scan_from = filled;
         filled += n;
         let mut start = 0usize;
+        if dropping {
+            match memchr::memchr(b'\n', &buf[scan_from..filled]) {
+                Some(nl) => {
+                    start = scan_from + nl + 1;
+                    dropping = false;
+                }
+                None => {
+                    base += filled as u64;
+                    filled = 0;
+                    continue;
+                }
+            }
+        }
+        let scan_from = scan_from.max(start);
         for nl in memchr_iter(b'\n', &buf[scan_from..filled]) {
             let end = scan_from + nl;
             visit(base + start as u64, &buf[start..end]);
@@ -284,10 +310,11 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("pisn-lines-{}", uuid::Uuid::new_v4()));
         fs::create_dir_all(&dir).unwrap();
         let path = dir.join("l.jsonl");
-        let long = "x".repeat(READ_CHUNK * 2 + 3);
+        // A valid JSON string longer than the read buffer is kept whole.
+        let long = format!("\"{}\"", "x".repeat(READ_CHUNK * 2 + 3));
         fs::write(&path, format!("a\n{long}\n\nb")).unwrap();
         let mut seen = Vec::new();
-        let (len, unterminated) = for_each_line(&mut File::open(&path).unwrap(), |off, l| {
+        let (len, unterminated) = for_each_line(&mut File::open(&path).unwrap(), 0, |off, l| {
             seen.push((off, l.len()))
         })
         .unwrap();
@@ -297,6 +324,29 @@ mod tests {
         assert_eq!(seen, vec![(0, 1), (2, long.len()), (l + 3, 0), (l + 4, 1)]);
         let file = File::open(&path).unwrap();
         assert_eq!(read_at(&file, l + 4, 1).unwrap(), b"b");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_huge_line_that_cannot_parse_is_dropped_without_holding_it() {
+        let dir = std::env::temp_dir().join(format!("pisn-huge-{}", uuid::Uuid::new_v4()));
+        fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("sparse.jsonl");
+        let file = File::create(&path).unwrap();
+        file.set_len(READ_CHUNK as u64 * 5).unwrap();
+        drop(file);
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(b"\n{\"ok\":1}\n").unwrap();
+        let mut seen = Vec::new();
+        let (_, unterminated) = for_each_line(&mut File::open(&path).unwrap(), 0, |off, l| {
+            seen.push((off, l.to_vec()))
+        })
+        .unwrap();
+        assert!(!unterminated);
+        assert_eq!(
+            seen,
+            vec![(READ_CHUNK as u64 * 5 + 1, b"{\"ok\":1}".to_vec())]
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 
