@@ -2,6 +2,7 @@
 // pi-session-native: a drop-in for the session API of @earendil-works/pi-coding-agent.
 const { SessionManager, CURRENT_SESSION_VERSION } = require('./lib/session-manager.js');
 const context = require('./lib/context.js');
+const { configureListing } = require('./lib/listing.js');
 
 module.exports = {
   CURRENT_SESSION_VERSION,
@@ -13,4 +14,6 @@ module.exports = {
   migrateSessionEntries: context.migrateSessionEntries,
   parseSessionEntries: context.parseSessionEntries,
   sessionEntryToContextMessages: context.sessionEntryToContextMessages,
+  // Beyond the reference:
+  configureListing,
 };

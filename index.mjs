@@ -11,5 +11,6 @@ export const {
   migrateSessionEntries,
   parseSessionEntries,
   sessionEntryToContextMessages,
+  configureListing,
 } = cjs;
 export default cjs;

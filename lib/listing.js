@@ -12,6 +12,53 @@ const MAX_CONCURRENT_SESSION_DISCOVERY_LOADS = 64;
 const CURRENT_SESSION_LIST_PUBLISH_INTERVAL = 10;
 const ALL_SESSION_LIST_PUBLISH_INTERVAL = 100;
 
+const CACHE_ENV = 'PI_SESSION_NATIVE_CACHE_DIR';
+// undefined: not configured by the caller, so the environment decides.
+let configuredCacheDir;
+let appliedCacheDir = null;
+
+function isInside(parent, child) {
+  const relative = path.relative(path.resolve(parent), path.resolve(child));
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
+}
+
+function checkCacheDir(dir) {
+  const resolved = paths.resolvePath(dir);
+  if (isInside(paths.getSessionsDir(), resolved) || isInside(resolved, paths.getSessionsDir())) {
+    throw new Error(`The listing cache folder must not be inside pi's session folders (or hold them): ${resolved}`);
+  }
+  return resolved;
+}
+
+/**
+ * Keeps listing summaries across processes in `cacheDir` (or, with `null`,
+ * only in memory). Without a call, the folder named by the environment variable
+ * PI_SESSION_NATIVE_CACHE_DIR is used, if any.
+ */
+function configureListing({ cacheDir } = {}) {
+  configuredCacheDir = cacheDir == null ? null : checkCacheDir(cacheDir);
+  applyCacheDir();
+}
+
+function applyCacheDir() {
+  let dir = configuredCacheDir;
+  if (dir === undefined) {
+    const fromEnv = process.env[CACHE_ENV];
+    dir = null;
+    if (fromEnv) {
+      try {
+        dir = checkCacheDir(fromEnv);
+      } catch (error) {
+        process.emitWarning(`${CACHE_ENV} ignored: ${error.message}`);
+      }
+    }
+  }
+  if (dir !== appliedCacheDir) {
+    native.setListingCacheDir(dir ?? undefined);
+    appliedCacheDir = dir;
+  }
+}
+
 /** The header of a file, or null; discovery never throws. */
 function headerForDiscovery(file) {
   try {
@@ -119,6 +166,7 @@ function loadInfos(files, onLoaded, signal) {
   const results = new Array(files.length).fill(null);
   if (files.length === 0) return Promise.resolve(results);
   signal?.throwIfAborted();
+  applyCacheDir();
   return new Promise((resolve, reject) => {
     let settled = false;
     let handle;
@@ -294,4 +342,4 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
   }
 }
 
-module.exports = { findMostRecentSession, findById, list, listAll };
+module.exports = { findMostRecentSession, findById, list, listAll, configureListing };

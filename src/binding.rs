@@ -701,6 +701,31 @@ pub fn panic_for_test(message: String) {
 static SUMMARY_CACHE: std::sync::LazyLock<scanner::SummaryCache> =
     std::sync::LazyLock::new(scanner::SummaryCache::default);
 
+/// The folder of the persistent listing cache, if one is configured, and
+/// whether its file was read into this process yet.
+static CACHE_DIR: std::sync::Mutex<Option<(std::path::PathBuf, bool)>> =
+    std::sync::Mutex::new(None);
+
+/// Sets (or with `null`, clears) the folder of the persistent listing cache.
+/// The JavaScript layer checks that it is not inside pi's session folders.
+#[napi(catch_unwind)]
+pub fn set_listing_cache_dir(dir: Option<String>) {
+    if let Ok(mut slot) = CACHE_DIR.lock() {
+        *slot = dir.map(|d| (d.into(), false));
+    }
+}
+
+/// The configured cache folder, reading its file the first time.
+fn cache_dir_loaded() -> Option<std::path::PathBuf> {
+    let mut slot = CACHE_DIR.lock().ok()?;
+    let (dir, loaded) = slot.as_mut()?;
+    if !*loaded {
+        SUMMARY_CACHE.load_from(dir);
+        *loaded = true;
+    }
+    Some(dir.clone())
+}
+
 /// One file's listing result, or the end of the scan (`index` -1).
 #[napi(object)]
 pub struct JsScanResult {
@@ -751,6 +776,7 @@ pub fn scan_sessions(paths: Vec<String>, known: Vec<f64>, on_result: ScanCallbac
     let flag = cancel.clone();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
     std::thread::spawn(move || {
+        let persistent = cache_dir_loaded();
         let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
         let known: Vec<u64> = known.into_iter().map(|t| t as u64).collect();
         let callback = &on_result;
@@ -795,8 +821,15 @@ pub fn scan_sessions(paths: Vec<String>, known: Vec<f64>, on_result: ScanCallbac
             },
             ThreadsafeFunctionCallMode::NonBlocking,
         );
-        // Deleted files drop out of the cache, after the caller has its answer.
+        // Deleted files drop out of the cache, after the caller has its answer;
+        // then the persistent copy is brought up to date. A failure to write it
+        // only costs the next process a cold listing.
         SUMMARY_CACHE.prune();
+        if let Some(dir) = persistent {
+            if SUMMARY_CACHE.take_dirty() {
+                let _ = SUMMARY_CACHE.save_to(&dir);
+            }
+        }
     });
     ScanHandle { cancel }
 }

@@ -10,6 +10,29 @@ use crate::entry::for_each_member;
 use crate::json::{self, Cursor, JsValue, SyntaxError};
 use crate::store::{self, IoFailure};
 
+/// Writes a summary for the persistent listing cache.
+pub fn encode_summary(summary: &SessionSummary, out: &mut crate::scanner::Encoder) {
+    out.bytes(summary.header.as_bytes());
+    out.u64(summary.message_count as u64);
+    out.bytes(summary.first_message.as_bytes());
+    out.bytes(summary.all_messages_text.as_bytes());
+    out.opt_f64(summary.last_activity);
+    out.strings(&summary.unparsed_times);
+    out.opt_bytes(summary.name.as_deref().map(str::as_bytes));
+}
+
+pub fn decode_summary(input: &mut crate::scanner::Decoder) -> Option<SessionSummary> {
+    Some(SessionSummary {
+        header: input.string()?,
+        message_count: input.u64()? as u32,
+        first_message: input.string()?,
+        all_messages_text: input.string()?,
+        last_activity: input.opt_f64()?,
+        unparsed_times: input.strings()?,
+        name: input.opt_string()?,
+    })
+}
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct SessionSummary {
     /// The header line, for JavaScript to read id, cwd, parentSession, timestamp.
@@ -326,6 +349,31 @@ pub struct Summarizer {
 }
 
 impl Summarizer {
+    /// Writes the state for the persistent listing cache.
+    pub fn encode(&self, out: &mut crate::scanner::Encoder) {
+        out.opt_bytes(self.header.as_deref().map(str::as_bytes));
+        out.u64(self.rejected as u64);
+        out.u64(self.message_count as u64);
+        out.bytes(&self.first_message);
+        out.bytes(&self.all);
+        out.opt_f64(self.last_activity);
+        out.strings(&self.unparsed_times);
+        out.opt_bytes(self.name.as_deref());
+    }
+
+    pub fn decode(input: &mut crate::scanner::Decoder) -> Option<Summarizer> {
+        Some(Summarizer {
+            header: input.opt_string()?,
+            rejected: input.u64()? != 0,
+            message_count: input.u64()? as u32,
+            first_message: input.bytes()?.to_vec(),
+            all: input.bytes()?.to_vec(),
+            last_activity: input.opt_f64()?,
+            unparsed_times: input.strings()?,
+            name: input.opt_bytes()?.map(<[u8]>::to_vec),
+        })
+    }
+
     pub fn feed(&mut self, line: &[u8]) {
         if self.rejected {
             return;

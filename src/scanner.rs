@@ -7,6 +7,7 @@ use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
 
 use crate::store;
+use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -33,6 +34,102 @@ pub struct FileResult {
 
 static NEXT_TOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
+/// Little-endian, length-prefixed fields for the persistent cache file.
+#[derive(Default)]
+pub struct Encoder {
+    pub out: Vec<u8>,
+}
+
+impl Encoder {
+    pub fn u64(&mut self, v: u64) {
+        self.out.extend_from_slice(&v.to_le_bytes());
+    }
+
+    pub fn bytes(&mut self, b: &[u8]) {
+        self.u64(b.len() as u64);
+        self.out.extend_from_slice(b);
+    }
+
+    pub fn opt_bytes(&mut self, b: Option<&[u8]>) {
+        self.u64(b.is_some() as u64);
+        if let Some(b) = b {
+            self.bytes(b);
+        }
+    }
+
+    pub fn opt_f64(&mut self, v: Option<f64>) {
+        self.u64(v.is_some() as u64);
+        if let Some(v) = v {
+            self.u64(v.to_bits());
+        }
+    }
+
+    pub fn strings(&mut self, v: &[String]) {
+        self.u64(v.len() as u64);
+        for s in v {
+            self.bytes(s.as_bytes());
+        }
+    }
+}
+
+/// Reads what `Encoder` wrote; every read fails cleanly on a short or bad file.
+pub struct Decoder<'a> {
+    input: &'a [u8],
+}
+
+impl<'a> Decoder<'a> {
+    pub fn u64(&mut self) -> Option<u64> {
+        let (head, rest) = self.input.split_first_chunk::<8>()?;
+        self.input = rest;
+        Some(u64::from_le_bytes(*head))
+    }
+
+    pub fn bytes(&mut self) -> Option<&'a [u8]> {
+        let len = usize::try_from(self.u64()?).ok()?;
+        if len > self.input.len() {
+            return None;
+        }
+        let (b, rest) = self.input.split_at(len);
+        self.input = rest;
+        Some(b)
+    }
+
+    pub fn string(&mut self) -> Option<String> {
+        String::from_utf8(self.bytes()?.to_vec()).ok()
+    }
+
+    pub fn opt_bytes(&mut self) -> Option<Option<&'a [u8]>> {
+        match self.u64()? {
+            0 => Some(None),
+            1 => Some(Some(self.bytes()?)),
+            _ => None,
+        }
+    }
+
+    pub fn opt_string(&mut self) -> Option<Option<String>> {
+        match self.opt_bytes()? {
+            None => Some(None),
+            Some(b) => Some(Some(String::from_utf8(b.to_vec()).ok()?)),
+        }
+    }
+
+    pub fn opt_f64(&mut self) -> Option<Option<f64>> {
+        match self.u64()? {
+            0 => Some(None),
+            1 => Some(Some(f64::from_bits(self.u64()?))),
+            _ => None,
+        }
+    }
+
+    pub fn strings(&mut self) -> Option<Vec<String>> {
+        let n = self.u64()?;
+        if n > self.input.len() as u64 {
+            return None;
+        }
+        (0..n).map(|_| self.string()).collect()
+    }
+}
+
 #[derive(Clone)]
 struct CacheEntry {
     dev: u64,
@@ -52,9 +149,133 @@ struct CacheEntry {
 #[derive(Default)]
 pub struct SummaryCache {
     entries: Mutex<HashMap<PathBuf, Arc<CacheEntry>>>,
+    /// Set when an entry changed since the last save.
+    dirty: AtomicBool,
+}
+
+/// The persistent cache file: a magic line, then entries, then a checksum of
+/// everything before it. Anything else in that file is ignored.
+const CACHE_FILE: &str = "pi-session-native-listing.v1.bin";
+const CACHE_MAGIC: &[u8; 16] = b"PISN-LISTING-v1\n";
+
+fn checksum(bytes: &[u8]) -> u64 {
+    // FNV-1a: enough to tell a torn or foreign file from ours.
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+impl CacheEntry {
+    fn encode(&self, path: &Path, out: &mut Encoder) {
+        out.bytes(path.as_os_str().as_encoded_bytes());
+        out.u64(self.dev);
+        out.u64(self.ino);
+        out.u64(self.size);
+        out.u64(self.mtime_ns as u64);
+        out.u64((self.mtime_ns >> 64) as u64);
+        self.state.encode(out);
+        out.u64(self.offset);
+        out.bytes(&self.tail);
+        // Without an unterminated last line the result is the state's own
+        // summary: it is recomputed on load instead of stored twice.
+        let stored = self.offset < self.size && self.result.is_some();
+        out.u64(stored as u64);
+        if let (true, Some(r)) = (stored, &self.result) {
+            crate::listing::encode_summary(r, out);
+        }
+    }
+
+    fn decode(input: &mut Decoder) -> Option<(PathBuf, CacheEntry)> {
+        let path = PathBuf::from(std::ffi::OsString::from_vec(input.bytes()?.to_vec()));
+        let dev = input.u64()?;
+        let ino = input.u64()?;
+        let size = input.u64()?;
+        let low = input.u64()? as i128;
+        let high = input.u64()? as i128;
+        let state = Summarizer::decode(input)?;
+        let offset = input.u64()?;
+        let tail = input.bytes()?.to_vec();
+        let result = match input.u64()? {
+            0 if offset < size => None,
+            0 => state.finish(),
+            1 => Some(crate::listing::decode_summary(input)?),
+            _ => return None,
+        };
+        Some((
+            path,
+            CacheEntry {
+                dev,
+                ino,
+                size,
+                mtime_ns: (high << 64) | (low & u64::MAX as i128),
+                state,
+                offset,
+                tail,
+                result,
+                token: NEXT_TOKEN.fetch_add(1, Ordering::Relaxed),
+            },
+        ))
+    }
 }
 
 impl SummaryCache {
+    /// Adds the entries of the cache file in `dir` for paths not known yet. A
+    /// missing, torn, foreign or corrupt file adds nothing.
+    pub fn load_from(&self, dir: &Path) -> usize {
+        let Ok(bytes) = fs::read(dir.join(CACHE_FILE)) else {
+            return 0;
+        };
+        let Some(body) = bytes
+            .strip_prefix(CACHE_MAGIC.as_slice())
+            .and_then(|rest| rest.len().checked_sub(8).map(|n| rest.split_at(n)))
+            .filter(|(body, sum)| checksum(body).to_le_bytes() == **sum)
+            .map(|(body, _)| body)
+        else {
+            return 0;
+        };
+        let mut input = Decoder { input: body };
+        let Some(count) = input.u64() else { return 0 };
+        let mut entries = Vec::new();
+        for _ in 0..count {
+            match CacheEntry::decode(&mut input) {
+                Some(e) => entries.push(e),
+                None => return 0,
+            }
+        }
+        let Ok(mut map) = self.entries.lock() else {
+            return 0;
+        };
+        let mut added = 0;
+        for (path, entry) in entries {
+            map.entry(path).or_insert_with(|| {
+                added += 1;
+                Arc::new(entry)
+            });
+        }
+        added
+    }
+
+    /// Writes every entry to the cache file in `dir`, through a temporary file
+    /// renamed over it: a reader sees the old file or the new one, never a mix.
+    pub fn save_to(&self, dir: &Path) -> Result<(), IoFailure> {
+        let mut out = Encoder::default();
+        {
+            let Ok(map) = self.entries.lock() else {
+                return Ok(());
+            };
+            out.u64(map.len() as u64);
+            for (path, entry) in map.iter() {
+                entry.encode(path, &mut out);
+            }
+        }
+        let mut file = CACHE_MAGIC.to_vec();
+        let sum = checksum(&out.out);
+        file.extend_from_slice(&out.out);
+        file.extend_from_slice(&sum.to_le_bytes());
+        fs::create_dir_all(dir).map_err(|e| IoFailure::new(&e, "mkdir", Some(dir)))?;
+        store::replace(&dir.join(CACHE_FILE), &file)
+    }
+
     pub fn len(&self) -> usize {
         self.entries.lock().map_or(0, |m| m.len())
     }
@@ -66,7 +287,11 @@ impl SummaryCache {
     /// Drops files that no longer exist.
     pub fn prune(&self) {
         if let Ok(mut map) = self.entries.lock() {
+            let before = map.len();
             map.retain(|path, _| path.exists());
+            if map.len() != before {
+                self.dirty.store(true, Ordering::Relaxed);
+            }
         }
     }
 
@@ -77,7 +302,13 @@ impl SummaryCache {
     fn put(&self, path: &Path, entry: CacheEntry) {
         if let Ok(mut map) = self.entries.lock() {
             map.insert(path.to_path_buf(), Arc::new(entry));
+            self.dirty.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// Whether entries changed since the last call.
+    pub fn take_dirty(&self) -> bool {
+        self.dirty.swap(false, Ordering::Relaxed)
     }
 }
 
@@ -325,6 +556,41 @@ mod tests {
         fs::write(&path, format!("{HEADER}{}{}", user("eins"), user("zwei"))).unwrap();
         let regrown = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
         assert_eq!(regrown.all_messages_text, "\"eins zwei\"");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_cache_survives_a_round_trip_through_its_file_and_ignores_junk() {
+        let dir = temp_dir();
+        let path = dir.join("a.jsonl");
+        fs::write(&path, format!("{HEADER}{}", user("persisted"))).unwrap();
+        let cache = SummaryCache::default();
+        let first = summarize_cached(&cache, &path, 0).unwrap();
+        let store_dir = dir.join("cache");
+        cache.save_to(&store_dir).unwrap();
+        let fresh = SummaryCache::default();
+        assert_eq!(fresh.load_from(&store_dir), 1);
+        // Served from the loaded entry: same summary without reading the file.
+        assert_eq!(
+            summarize_cached(&fresh, &path, 0).unwrap().summary,
+            first.summary
+        );
+        // Appends continue from the loaded state.
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .write_all(user("more").as_bytes())
+            .unwrap();
+        let grown = summarize_cached(&fresh, &path, 0).unwrap().summary.unwrap();
+        assert_eq!(grown.all_messages_text, "\"persisted more\"");
+        // A torn file and a foreign file are ignored.
+        let file = store_dir.join(CACHE_FILE);
+        let bytes = fs::read(&file).unwrap();
+        fs::write(&file, &bytes[..bytes.len() - 3]).unwrap();
+        assert_eq!(SummaryCache::default().load_from(&store_dir), 0);
+        fs::write(&file, b"something else entirely").unwrap();
+        assert_eq!(SummaryCache::default().load_from(&store_dir), 0);
         fs::remove_dir_all(&dir).unwrap();
     }
 
