@@ -832,4 +832,21 @@ export declare class SessionManager {
     static listAll(sessionDir?: string, onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
 }
 
+// ===== Beyond the reference =====
+
+export interface ListingOptions {
+    /**
+     * Folder where listing summaries are kept across processes, so that the next
+     * process reads only what was appended to each session file. `null` keeps
+     * them in memory only. Must not be inside pi's session folders.
+     */
+    cacheDir?: string | null;
+}
+
+/**
+ * Configures `SessionManager.list()`/`listAll()`. Without a call, the folder in
+ * the environment variable `PI_SESSION_NATIVE_CACHE_DIR` is used, if set.
+ */
+export declare function configureListing(options?: ListingOptions): void;
+
 export {};
