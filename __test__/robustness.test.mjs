@@ -207,3 +207,65 @@ test('two processes appending to one session: lines stay whole and both files re
   const ids = new Set(reopened.getEntries().map((e) => e.id));
   for (const id of [...a.ids, ...b.ids]) assert.ok(ids.has(id));
 });
+
+test('a 100 MB single line and JSON nested 100,000 deep load and build', () => {
+  const dir = tempDir('big');
+  const file = path.join(dir, 's.jsonl');
+  const big = 'b'.repeat(100 * 1024 * 1024);
+  const deep = '['.repeat(100000) + ']'.repeat(100000);
+  const lines = [
+    JSON.stringify(header),
+    JSON.stringify(msg('a', null, big)),
+    `{"type":"message","id":"b","parentId":"a","timestamp":"2024-01-01T00:00:02.000Z","message":{"role":"user","content":"deep","nested":${deep}}}`,
+  ];
+  fs.writeFileSync(file, lines.join('\n') + '\n');
+  const sm = SessionManager.open(file);
+  const context = sm.buildSessionContext();
+  assert.equal(context.messages.length, 2);
+  assert.equal(context.messages[0].content.length, big.length);
+  assert.equal(context.messages[1].content, 'deep');
+  assert.equal(sm.getTree()[0].children[0].entry.id, 'b');
+});
+
+test('a sparse file of NUL bytes: a clear error, memory bounded, listing skips it', async () => {
+  const dir = tempDir('sparse');
+  const file = path.join(dir, 'sparse.jsonl');
+  const fd = fs.openSync(file, 'w');
+  fs.ftruncateSync(fd, 256 * 1024 * 1024);
+  fs.closeSync(fd);
+  const rssBefore = process.memoryUsage().rss;
+  assert.throws(() => SessionManager.open(file), { message: `Session file is not a valid pi session: ${file}` });
+  assert.deepEqual(await SessionManager.listAll(dir), []);
+  // The file is never held whole (256 MB); allow generous slack for the runtime.
+  assert.ok(process.memoryUsage().rss - rssBefore < 128 * 1024 * 1024);
+});
+
+test('a directory named x.jsonl and a dangling symlink fail as in the reference', async () => {
+  const { SessionManager: Reference } = await import(
+    path.join(root, 'node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js')
+  );
+  const outcome = (fn) => {
+    try {
+      fn();
+      return 'ok';
+    } catch (error) {
+      return `${error.code}: ${error.message.replace(/'[^']*'/, "'<path>'")}`;
+    }
+  };
+  for (const [name, make] of [
+    ['x.jsonl', (p) => fs.mkdirSync(p)],
+    ['dangling.jsonl', (p) => fs.symlinkSync(path.join(path.dirname(p), 'nowhere'), p)],
+  ]) {
+    const results = [Reference, SessionManager].map((Impl) => {
+      const dir = tempDir('odd');
+      const file = path.join(dir, name);
+      make(file);
+      return outcome(() => {
+        const sm = Impl.open(file);
+        sm.appendMessage(user('x'));
+      });
+    });
+    assert.equal(results[1], results[0], name);
+    assert.notEqual(results[0], 'ok');
+  }
+});
