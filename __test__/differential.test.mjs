@@ -19,6 +19,7 @@ import {
 	usage,
 	user,
 } from "./helpers/data.mjs";
+import { waitForNextMs } from "./helpers/clock.mjs";
 import { apart, differential, setMtime } from "./helpers/harness.mjs";
 import { FIXED_KEEP, toJsonl, v1Entries, v2Entries, v3Entries } from "./helpers/sessions.mjs";
 
@@ -686,6 +687,9 @@ test("SessionManager.list", async () => {
 		}, { state: "none" });
 		await d.step("sessions created through the API", async (s) => {
 			const sm = s.SM.create(s.cwd, s.p("api-sessions"));
+			// The header's and the first entry's timestamps must not share a
+			// millisecond on one side only.
+			waitForNextMs();
 			apart(
 				() => sm.appendMessage(user("first api message", 1)),
 				() => sm.appendSessionInfo("api name"),
@@ -695,6 +699,7 @@ test("SessionManager.list", async () => {
 		}, { state: "none" });
 		await d.step("lone surrogates and escapes in names and texts", async (s) => {
 			const sm = s.SM.create(s.cwd, s.p("odd-sessions"));
+			waitForNextMs();
 			apart(
 				() => sm.appendMessage(user("lone \ud800 high, \udc00 low, pair 😀, nul \u0000, sep \u2028", 1)),
 				() => sm.appendSessionInfo("name \udfff end"),

