@@ -291,11 +291,6 @@ impl NativeSession {
     }
 
     #[napi(catch_unwind)]
-    pub fn is_flushed(&self) -> bool {
-        self.inner.flushed
-    }
-
-    #[napi(catch_unwind)]
     pub fn pending_positions(&self) -> Vec<u32> {
         self.inner.pending_positions()
     }
@@ -303,11 +298,6 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn on_branch(&self, key: String) -> bool {
         self.inner.index.on_branch(&key)
-    }
-
-    #[napi(catch_unwind)]
-    pub fn has_line(&self, position: u32) -> bool {
-        self.inner.has_line(position)
     }
 
     #[napi(catch_unwind)]
@@ -636,40 +626,6 @@ pub struct JsSessionSummary {
     pub last_activity: Option<f64>,
     pub unparsed_times: Vec<String>,
     pub name: Option<String>,
-}
-
-pub struct SummaryTask {
-    path: String,
-}
-
-impl Task for SummaryTask {
-    type Output = Option<listing::SessionSummary>;
-    type JsValue = Option<JsSessionSummary>;
-
-    fn compute(&mut self) -> Result<Self::Output> {
-        // Runs on a libuv thread: a panic here must become an error, not an abort.
-        std::panic::catch_unwind(|| listing::summarize(std::path::Path::new(&self.path)))
-            .map_err(napi::bindgen_prelude::panic_to_error)?
-            .map_err(io_to_napi)
-    }
-
-    fn resolve(&mut self, _env: Env, output: Self::Output) -> Result<Self::JsValue> {
-        Ok(output.map(|s| JsSessionSummary {
-            header: s.header,
-            message_count: s.message_count,
-            first_message: s.first_message,
-            all_messages_text: s.all_messages_text,
-            last_activity: s.last_activity,
-            unparsed_times: s.unparsed_times,
-            name: s.name,
-        }))
-    }
-}
-
-/// The listing summary of one session file, read off the main thread.
-#[napi(catch_unwind)]
-pub fn summarize_session(path: String) -> AsyncTask<SummaryTask> {
-    AsyncTask::new(SummaryTask { path })
 }
 
 /// `loadEntriesFromFile` + the fork's copy: writes `header_line` and every entry

@@ -2,13 +2,10 @@
 //! building entry objects: message count, first message, all message text,
 //! name and last activity.
 
-use std::path::Path;
-
 use std::borrow::Cow;
 
 use crate::entry::for_each_member;
 use crate::json::{self, Cursor, JsValue, SyntaxError};
-use crate::store::{self, IoFailure};
 
 /// Writes a summary for the persistent listing cache.
 pub fn encode_summary(summary: &SessionSummary, out: &mut crate::scanner::Encoder) {
@@ -509,13 +506,9 @@ fn readline_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
     })
 }
 
-/// `buildSessionInfo()` without the parts that need JavaScript: `Ok(None)` where
-/// the reference returns null (not a session, or a step that throws).
-pub fn summarize(path: &Path) -> Result<Option<SessionSummary>, IoFailure> {
-    let bytes = store::read_file(path)?;
-    Ok(summarize_bytes(&bytes))
-}
-
+/// `buildSessionInfo()` without the parts that need JavaScript, over a whole
+/// file's bytes: `None` where the reference returns null (not a session, or a
+/// step that throws).
 pub fn summarize_bytes(bytes: &[u8]) -> Option<SessionSummary> {
     let mut summarizer = Summarizer::default();
     for line in readline_lines(bytes) {

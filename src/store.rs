@@ -30,34 +30,6 @@ const fn libc_eio() -> i32 {
     5
 }
 
-/// The physical lines of a file, split on `\n` (a `\r` stays part of its line,
-/// as in the reference, where JSON.parse treats it as whitespace).
-pub struct FileLines {
-    pub bytes: Vec<u8>,
-    /// (start, end) of each line, the last one possibly unterminated.
-    pub spans: Vec<(usize, usize)>,
-    /// The file did not end with `\n`: the reference appends one when it loads.
-    pub unterminated: bool,
-}
-
-pub fn split_lines(bytes: Vec<u8>) -> FileLines {
-    let mut spans = Vec::new();
-    let mut start = 0;
-    for nl in memchr_iter(b'\n', &bytes) {
-        spans.push((start, nl));
-        start = nl + 1;
-    }
-    let unterminated = start < bytes.len();
-    if unterminated {
-        spans.push((start, bytes.len()));
-    }
-    FileLines {
-        bytes,
-        spans,
-        unterminated,
-    }
-}
-
 const READ_CHUNK: usize = 8 << 20;
 
 /// Streams the lines of a file (split on `\n`, without it) to `visit(offset,
@@ -155,14 +127,6 @@ pub fn read_at_into(
 
 pub fn open_read(path: &Path) -> Result<File, IoFailure> {
     File::open(path).map_err(|e| IoFailure::new(&e, "open", Some(path)))
-}
-
-pub fn read_file(path: &Path) -> Result<Vec<u8>, IoFailure> {
-    let mut file = File::open(path).map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
-    let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)
-        .map_err(|e| IoFailure::new(&e, "read", None))?;
-    Ok(bytes)
 }
 
 /// Appends `data` in one write. A failed or short write is cut back so the file
@@ -295,15 +259,6 @@ pub fn replace(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn splits_like_the_reference() {
-        let lines = split_lines(b"a\r\n\nb".to_vec());
-        assert_eq!(lines.spans, vec![(0, 2), (3, 3), (4, 5)]);
-        assert!(lines.unterminated);
-        assert!(!split_lines(b"a\n".to_vec()).unterminated);
-        assert!(split_lines(Vec::new()).spans.is_empty());
-    }
 
     #[test]
     fn streams_lines_across_chunks_and_long_lines() {
