@@ -674,8 +674,9 @@ class SessionManager {
       cwd,
       parentSession: source,
     };
-    if (!call(() => native.forkSessionFile(source, dir, file, JSON.stringify(header)))) throw invalidSource();
-    return new SessionManager(cwd, dir, file, true);
+    const forked = call(() => native.forkSessionFile(source, dir, file, JSON.stringify(header)));
+    if (!forked) throw invalidSource();
+    return new SessionManager(cwd, dir, file, true, undefined, undefined, forked);
   }
 
   static findById(cwd, id, sessionDir) {

@@ -629,22 +629,24 @@ pub struct JsSessionSummary {
 }
 
 /// `loadEntriesFromFile` + the fork's copy: writes `header_line` and every entry
-/// of `source` (as `JSON.stringify` would write it) to the new file `target`.
-/// Returns false when the source holds no session.
+/// of `source` (as `JSON.stringify` would write it) to the new file `target`,
+/// and returns the session loaded from it (`null` when the source holds no
+/// session). Without a target, only checks the source.
 #[napi(catch_unwind)]
 pub fn fork_session_file(
     source: String,
     dir: String,
     target: Option<String>,
     header_line: String,
-) -> Result<bool> {
-    session::fork_file(
+) -> Result<Option<NativeSession>> {
+    let forked = session::fork_file(
         std::path::Path::new(&source),
         std::path::Path::new(&dir),
         target.as_deref().map(std::path::Path::new),
         header_line.as_bytes(),
     )
-    .map_err(to_napi)
+    .map_err(to_napi)?;
+    Ok(forked.map(|inner| NativeSession { inner }))
 }
 
 /// Panics on purpose, so the tests can check that a Rust panic reaches

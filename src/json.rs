@@ -734,15 +734,12 @@ pub fn write_value(out: &mut Vec<u8>, value: &JsValue) {
     }
 }
 
-/// Whether a string body (between quotes) is exactly what `JSON.stringify`
-/// writes for its value: valid UTF-8, and escapes only where it writes them.
-fn canonical_string_body(raw: &[u8]) -> bool {
+/// Whether the escapes of a string body (between quotes, valid UTF-8) are
+/// exactly the ones `JSON.stringify` writes for its value.
+fn canonical_escapes(raw: &[u8]) -> bool {
     let mut i = 0;
     while i < raw.len() {
         let run_end = memchr::memchr(b'\\', &raw[i..]).map_or(raw.len(), |o| i + o);
-        if std::str::from_utf8(&raw[i..run_end]).is_err() {
-            return false;
-        }
         if run_end == raw.len() {
             return true;
         }
@@ -779,6 +776,14 @@ fn canonical_string_body(raw: &[u8]) -> bool {
 }
 
 fn canonical_number(text: &[u8]) -> bool {
+    // Integers below 2^53 without a leading zero are written as they are.
+    let digits = text.strip_prefix(b"-").unwrap_or(text);
+    if digits.len() <= 15
+        && digits.first().is_some_and(|&d| d != b'0')
+        && digits.iter().all(u8::is_ascii_digit)
+    {
+        return true;
+    }
     let n = number_value(text);
     if !n.is_finite() {
         return false;
@@ -794,19 +799,19 @@ fn canonical_number(text: &[u8]) -> bool {
 /// Lines pi wrote pass, and can then be copied or patched as text.
 pub fn canonical_members(line: &[u8]) -> Option<Vec<(&[u8], usize, usize)>> {
     let mut cur = Cursor::new(line);
-    if cur.peek() != Some(b'{') {
+    // Invalid UTF-8 would come back as replacement characters.
+    if cur.peek() != Some(b'{') || std::str::from_utf8(line).is_err() {
         return None;
     }
-    // Open containers: for objects, the raw keys seen so far.
-    let mut stack: Vec<Option<Vec<&[u8]>>> = Vec::new();
+    // Open containers: `Some(start)` for an object whose keys are keys[start..].
+    let mut stack: Vec<Option<usize>> = Vec::new();
+    let mut keys: Vec<&[u8]> = Vec::new();
     let mut top: Vec<(&[u8], usize, usize)> = Vec::new();
     let mut pending_top_key: Option<(&[u8], usize)> = None;
     let s = line;
     let string_at = |cur: &mut Cursor| -> Option<(usize, usize)> {
         let (start, end, escaped) = cur.skip_string().ok()?;
-        if (escaped || s[start..end].iter().any(|&b| b >= 0x80))
-            && !canonical_string_body(&s[start..end])
-        {
+        if escaped && !canonical_escapes(&s[start..end]) {
             return None;
         }
         Some((start, end))
@@ -827,7 +832,8 @@ pub fn canonical_members(line: &[u8]) -> Option<Vec<(&[u8], usize, usize)>> {
                     if stack.is_empty() {
                         pending_top_key = Some((&s[ks..ke], cur.i));
                     }
-                    stack.push(Some(vec![&s[ks..ke]]));
+                    stack.push(Some(keys.len()));
+                    keys.push(&s[ks..ke]);
                     continue 'value;
                 }
             }
@@ -863,12 +869,12 @@ pub fn canonical_members(line: &[u8]) -> Option<Vec<(&[u8], usize, usize)>> {
             let Some(frame) = stack.last_mut() else {
                 return (cur.i == s.len()).then_some(top);
             };
-            match (cur.peek(), frame) {
-                (Some(b','), Some(keys)) => {
+            match (cur.peek(), *frame) {
+                (Some(b','), Some(first_key)) => {
                     cur.i += 1;
                     let (ks, ke) = string_at(&mut cur)?;
                     let key = &s[ks..ke];
-                    if keys.contains(&key) {
+                    if keys[first_key..].contains(&key) {
                         return None;
                     }
                     keys.push(key);
@@ -885,7 +891,12 @@ pub fn canonical_members(line: &[u8]) -> Option<Vec<(&[u8], usize, usize)>> {
                     cur.i += 1;
                     continue 'value;
                 }
-                (Some(b'}'), Some(_)) | (Some(b']'), None) => {
+                (Some(b'}'), Some(first_key)) => {
+                    cur.i += 1;
+                    keys.truncate(first_key);
+                    stack.pop();
+                }
+                (Some(b']'), None) => {
                     cur.i += 1;
                     stack.pop();
                 }

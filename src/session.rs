@@ -794,14 +794,23 @@ pub fn fork_file(
     dir: &Path,
     target: Option<&Path>,
     header_line: &[u8],
-) -> Result<bool, SessionError> {
+) -> Result<Option<Session>, SessionError> {
     if !source.exists() {
-        return Ok(false);
+        return Ok(None);
     }
     let mut input = store::open_read(source)?;
     let mut content = Vec::new();
     content.extend_from_slice(header_line);
     content.push(b'\n');
+    // The new file's index, built as it is written, so it need not be read again.
+    let mut metas = vec![match read_line(header_line) {
+        LineRead::Entry(m) => m,
+        LineRead::Skipped => EntryMeta::opaque(),
+    }];
+    let mut lines = vec![Line::File {
+        offset: 0,
+        len: header_line.len(),
+    }];
     // None until the first entry is seen; then whether it is a valid header.
     let mut valid: Option<bool> = None;
     let mut failure: Option<SessionError> = None;
@@ -819,6 +828,7 @@ pub fn fork_file(
         if meta.kind == Kind::Session || target.is_none() {
             return;
         }
+        let start = content.len();
         if json::canonical_members(line).is_some()
             || !line.starts_with(b"{") && is_canonical_value(line)
         {
@@ -829,22 +839,33 @@ pub fn fork_file(
                 Err(_) => failure = Some(SessionError::Message("Unreadable entry line".into())),
             }
         }
+        lines.push(Line::File {
+            offset: start as u64,
+            len: content.len() - start,
+        });
+        metas.push(meta);
         content.push(b'\n');
     })?;
     if let Some(e) = failure {
         return Err(e);
     }
     if valid != Some(true) {
-        return Ok(false);
+        return Ok(None);
     }
     if unterminated {
         store::append(source, b"\n")?;
     }
+    let mut forked = Session::new(true);
     if let Some(target) = target {
         std::fs::create_dir_all(dir).map_err(|e| IoFailure::new(&e, "mkdir", Some(dir)))?;
         store::create_new(target, &content)?;
+        forked.source = Some(store::open_read(target)?);
+        forked.index = EntryIndex::from_metas(metas);
+        forked.lines = lines;
+        forked.flushed = true;
+        forked.file = Some(target.to_path_buf());
     }
-    Ok(true)
+    Ok(Some(forked))
 }
 
 /// A line holding a primitive or array already as `JSON.stringify` writes it.

@@ -243,8 +243,13 @@ pub fn replace(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
             .map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
         file.write_all(data)
             .map_err(|e| IoFailure::new(&e, "write", None))?;
-        file.sync_data()
-            .map_err(|e| IoFailure::new(&e, "fsync", None))?;
+        // Replacing a session: its new content must be on disk before the rename
+        // drops the old one. A brand-new file (a branched session) replaces
+        // nothing, so a crash can only lose the new file itself.
+        if existing.is_some() {
+            file.sync_data()
+                .map_err(|e| IoFailure::new(&e, "fsync", None))?;
+        }
         if let Some(meta) = &existing {
             let _ = fs::set_permissions(&temp, meta.permissions());
         }
