@@ -9,6 +9,8 @@ const native = require('../binding.js');
 const paths = require('./paths.js');
 
 const MAX_CONCURRENT_SESSION_DISCOVERY_LOADS = 64;
+// The reference loads session infos ten at a time (see loadInfos).
+const REFERENCE_WORKERS = 10;
 const CURRENT_SESSION_LIST_PUBLISH_INTERVAL = 10;
 const ALL_SESSION_LIST_PUBLISH_INTERVAL = 100;
 
@@ -148,12 +150,29 @@ function sessionInfo(file, summary, stats) {
  */
 const infoCache = new Map();
 
-function copyInfo(info) {
-  return {
+/** A fresh SessionInfo equal to a cached one (strings are shared; they are immutable). */
+function copyInfo({ info, header }) {
+  const copy = {
     ...info,
     created: new Date(info.created.getTime()),
     modified: new Date(info.modified.getTime()),
   };
+  // A header id or parentSession that is an object must be a new object too.
+  if ((typeof info.id === 'object' && info.id !== null) || (typeof info.parentSessionPath === 'object' && info.parentSessionPath !== null)) {
+    const fresh = JSON.parse(header);
+    copy.id = fresh.id;
+    copy.parentSessionPath = fresh.parentSession;
+  }
+  return copy;
+}
+
+/** The reference's buildSessionInfo returns null where building the info throws. */
+function tryInfo(file, summary, stats) {
+  try {
+    return sessionInfo(file, summary, stats);
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -169,7 +188,12 @@ function loadInfos(files, onLoaded, signal) {
   applyCacheDir();
   return new Promise((resolve, reject) => {
     let settled = false;
+    let failed = false;
+    let throwsSeen = 0;
     let handle;
+    const rejectOnly = (error) => reject(error);
+    // What this listing told the scanner it holds; answers "unchanged" results.
+    const known = files.map((f) => infoCache.get(f.path));
     const settle = (error) => {
       if (settled) return;
       settled = true;
@@ -184,20 +208,25 @@ function loadInfos(files, onLoaded, signal) {
     const onAbort = () => settle(signal.reason);
     handle = native.scanSessions(
       files.map((f) => f.path),
-      files.map((f) => infoCache.get(f.path)?.token ?? 0),
+      known.map((k) => k?.token ?? 0),
       (result) => {
         if (settled) return;
         if (result.index < 0) {
-          settle();
+          if (failed) settled = true;
+          else settle();
           return;
         }
         const file = files[result.index];
         let info = null;
-        if (result.unchanged) {
-          info = copyInfo(infoCache.get(file.path).info);
+        const cached = result.unchanged ? known[result.index] : undefined;
+        if (cached) {
+          info = cached.info && copyInfo(cached);
         } else if (result.summary && !result.failed) {
-          info = sessionInfo(file.path, result.summary, file.stats ?? { mtime: new Date(result.mtimeMs) });
-          infoCache.set(file.path, { token: result.token, info: copyInfo(info) });
+          // `stats.mtime` rounds `mtimeMs` to the millisecond.
+          const stats = file.stats ?? { mtime: new Date(Math.round(result.mtimeMs)) };
+          info = tryInfo(file.path, result.summary, stats);
+          const header = result.summary.header;
+          infoCache.set(file.path, { token: result.token, header, info: info && copyInfo({ info, header }) });
         } else {
           infoCache.delete(file.path);
         }
@@ -205,7 +234,19 @@ function loadInfos(files, onLoaded, signal) {
         try {
           onLoaded(info, result.index);
         } catch (error) {
-          settle(error);
+          // As in the reference, whose loads run on ten workers: the first
+          // callback error rejects the listing, each error stops one worker,
+          // and the others keep loading (and reporting) until none is left.
+          throwsSeen++;
+          if (!failed) {
+            failed = true;
+            rejectOnly(error);
+          }
+          if (throwsSeen >= Math.min(REFERENCE_WORKERS, files.length)) {
+            settled = true;
+            signal?.removeEventListener('abort', onAbort);
+            handle.cancel();
+          }
         }
       },
     );

@@ -222,7 +222,9 @@ class SessionManager {
   getSessionName() {
     const position = this.#native.lastOfKind('session_info');
     if (position < 0) return undefined;
-    return this.#at(position).name?.trim() || undefined;
+    // Named `entry` so a TypeError on a non-string name reads as the reference's.
+    const entry = this.#at(position);
+    return entry.name?.trim() || undefined;
   }
 
   // ===== appending =====

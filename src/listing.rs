@@ -114,23 +114,44 @@ pub fn wtf8_trim(mut s: &[u8]) -> &[u8] {
     s
 }
 
-/// `String(value)` as `Array.prototype.join` applies it to each element (WTF-8).
-fn join_string(value: Option<&JsValue>, out: &mut Vec<u8>) {
-    match value {
-        None | Some(JsValue::Null) => {}
-        Some(JsValue::Str(s)) => out.extend_from_slice(s),
-        Some(JsValue::Bool(b)) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-        Some(JsValue::Num(n)) => json::write_number(out, *n),
-        Some(JsValue::Arr(items)) => {
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                join_string(Some(item), out);
-            }
-        }
-        Some(JsValue::Obj(_)) => out.extend_from_slice(b"[object Object]"),
+/// Nesting beyond which `Array.prototype.join` overflows V8's stack (about 3,100
+/// to 3,200 levels depending on the Node version); the reference then leaves the
+/// file out of the listing.
+const MAX_JOIN_DEPTH: usize = 3000;
+
+/// `String(value)` as `Array.prototype.join` applies it to each element (WTF-8),
+/// without recursion.
+fn join_string(value: Option<&JsValue>, out: &mut Vec<u8>) -> Result<(), Throws> {
+    enum Step<'v> {
+        Value(&'v JsValue, usize),
+        Comma,
     }
+    let Some(value) = value else { return Ok(()) };
+    let mut todo = vec![Step::Value(value, 0)];
+    while let Some(step) = todo.pop() {
+        match step {
+            Step::Comma => out.push(b','),
+            Step::Value(v, depth) => match v {
+                JsValue::Null => {}
+                JsValue::Str(s) => out.extend_from_slice(s),
+                JsValue::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+                JsValue::Num(n) => json::write_number(out, *n),
+                JsValue::Obj(_) => out.extend_from_slice(b"[object Object]"),
+                JsValue::Arr(items) => {
+                    if depth >= MAX_JOIN_DEPTH {
+                        return Err(Throws);
+                    }
+                    for (i, item) in items.iter().enumerate().rev() {
+                        todo.push(Step::Value(item, depth + 1));
+                        if i > 0 {
+                            todo.push(Step::Comma);
+                        }
+                    }
+                }
+            },
+        }
+    }
+    Ok(())
 }
 
 fn literal(text: &[u8]) -> String {
@@ -320,7 +341,7 @@ fn array_text(content: &[u8]) -> Result<Vec<u8>, Throws> {
                     if let Some((s, e)) = text {
                         match string_at(&content[s..e]) {
                             Some(t) => out.extend_from_slice(&t),
-                            None => join_string(Some(&value_at(&content[s..e])), &mut out),
+                            None => join_string(Some(&value_at(&content[s..e])), &mut out)?,
                         }
                     }
                 }
@@ -375,10 +396,13 @@ impl Summarizer {
         if self.rejected {
             return;
         }
-        let Ok(Some(facts)) = read_facts(line) else {
+        // The reference decodes with replacement characters before parsing; the
+        // texts kept here must hold those, not the raw bytes.
+        let line = json::decode_lossy(line);
+        let Ok(Some(facts)) = read_facts(&line) else {
             return;
         };
-        if let Err(Throws) = self.take(line, facts) {
+        if let Err(Throws) = self.take(&line, facts) {
             self.rejected = true;
         }
     }
@@ -543,6 +567,29 @@ mod tests {
         let file = "{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"a\\ud800b\"}}\n";
         let s = summarize_bytes(file.as_bytes()).unwrap();
         assert_eq!(s.first_message, "\"a\\ud800b\"");
+    }
+
+    #[test]
+    fn invalid_utf8_becomes_replacement_characters() {
+        let file = b"{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"<\xed\xa0A>\"}}\n";
+        let s = summarize_bytes(file).unwrap();
+        assert_eq!(s.first_message, "\"<\u{fffd}\u{fffd}A>\"");
+    }
+
+    #[test]
+    fn text_nested_beyond_join_depth_leaves_the_file_out() {
+        let deep = |n: usize| {
+            format!(
+                "{{\"type\":\"session\",\"id\":\"s\"}}\n{{\"type\":\"message\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":{}1{}}}]}}}}\n",
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        assert_eq!(
+            summarize_bytes(deep(100).as_bytes()).unwrap().first_message,
+            "\"1\""
+        );
+        assert_eq!(summarize_bytes(deep(100_000).as_bytes()), None);
     }
 
     #[test]

@@ -19,6 +19,7 @@ use crate::store::IoFailure;
 /// Bytes before the cached end that must still be there for an append-only
 /// continuation; anything else means the file was rewritten.
 const TAIL_CHECK: usize = 64;
+const HEAD_CHECK: u64 = 4096;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileResult {
@@ -136,6 +137,11 @@ struct CacheEntry {
     ino: u64,
     size: u64,
     mtime_ns: i128,
+    /// Changes with every write and cannot be set back, unlike the mtime.
+    ctime_ns: i128,
+    /// Checksum of the first `HEAD_CHECK` bytes (at most up to `offset`): a
+    /// rewrite that grew is caught there when it left the old end as it was.
+    head: u64,
     /// State after the last complete line (through the last `\n`).
     state: Summarizer,
     /// Offset just after that `\n`, and the bytes before it.
@@ -155,8 +161,8 @@ pub struct SummaryCache {
 
 /// The persistent cache file: a magic line, then entries, then a checksum of
 /// everything before it. Anything else in that file is ignored.
-const CACHE_FILE: &str = "pi-session-native-listing.v1.bin";
-const CACHE_MAGIC: &[u8; 16] = b"PISN-LISTING-v1\n";
+const CACHE_FILE: &str = "pi-session-native-listing.v2.bin";
+const CACHE_MAGIC: &[u8; 16] = b"PISN-LISTING-v2\n";
 
 fn checksum(bytes: &[u8]) -> u64 {
     // FNV-1a: enough to tell a torn or foreign file from ours.
@@ -173,6 +179,9 @@ impl CacheEntry {
         out.u64(self.size);
         out.u64(self.mtime_ns as u64);
         out.u64((self.mtime_ns >> 64) as u64);
+        out.u64(self.ctime_ns as u64);
+        out.u64((self.ctime_ns >> 64) as u64);
+        out.u64(self.head);
         self.state.encode(out);
         out.u64(self.offset);
         out.bytes(&self.tail);
@@ -192,6 +201,9 @@ impl CacheEntry {
         let size = input.u64()?;
         let low = input.u64()? as i128;
         let high = input.u64()? as i128;
+        let ctime_low = input.u64()? as i128;
+        let ctime_high = input.u64()? as i128;
+        let head = input.u64()?;
         let state = Summarizer::decode(input)?;
         let offset = input.u64()?;
         let tail = input.bytes()?.to_vec();
@@ -208,6 +220,8 @@ impl CacheEntry {
                 ino,
                 size,
                 mtime_ns: (high << 64) | (low & u64::MAX as i128),
+                ctime_ns: (ctime_high << 64) | (ctime_low & u64::MAX as i128),
+                head,
                 state,
                 offset,
                 tail,
@@ -316,6 +330,18 @@ fn mtime_ns(meta: &fs::Metadata) -> i128 {
     meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128
 }
 
+fn ctime_ns(meta: &fs::Metadata) -> i128 {
+    meta.ctime() as i128 * 1_000_000_000 + meta.ctime_nsec() as i128
+}
+
+/// Checksum of the file's first `HEAD_CHECK` bytes, at most up to `end`.
+fn head_of(path: &Path, end: u64) -> Option<u64> {
+    let file = File::open(path).ok()?;
+    store::read_at(&file, 0, end.min(HEAD_CHECK) as usize)
+        .ok()
+        .map(|b| checksum(&b))
+}
+
 /// Feeds the pieces of `bytes` between `\n` and `\r` bytes: readline's lines
 /// (`\r\n` leaves an empty piece, skipped as a blank line would be).
 fn feed_pieces(state: &mut Summarizer, bytes: &[u8]) {
@@ -400,7 +426,9 @@ pub fn summarize_cached(
     known: u64,
 ) -> Result<FileResult, IoFailure> {
     let meta = fs::metadata(path).map_err(|e| IoFailure::new(&e, "stat", Some(path)))?;
-    let mtime_ms = mtime_ns(&meta) as f64 / 1e6;
+    // As Node computes `stats.mtimeMs` (seconds and nanoseconds apart, so the
+    // float keeps its precision); `stats.mtime` then rounds it.
+    let mtime_ms = meta.mtime() as f64 * 1e3 + meta.mtime_nsec() as f64 / 1e6;
     if !meta.is_file() {
         // Reading a directory fails in the reference, which then returns null.
         return Ok(FileResult {
@@ -410,10 +438,16 @@ pub fn summarize_cached(
             unchanged: false,
         });
     }
-    let (dev, ino, size, mtime) = (meta.dev(), meta.ino(), meta.len(), mtime_ns(&meta));
+    let (dev, ino, size, mtime, ctime) = (
+        meta.dev(),
+        meta.ino(),
+        meta.len(),
+        mtime_ns(&meta),
+        ctime_ns(&meta),
+    );
     let cached = cache.get(path).filter(|c| c.dev == dev && c.ino == ino);
     if let Some(c) = &cached {
-        if c.size == size && c.mtime_ns == mtime {
+        if c.size == size && c.mtime_ns == mtime && c.ctime_ns == ctime {
             let unchanged = known == c.token;
             return Ok(FileResult {
                 summary: if unchanged { None } else { c.result.clone() },
@@ -432,6 +466,7 @@ pub fn summarize_cached(
                 .ok()
                 .and_then(|f| store::read_at(&f, c.offset - c.tail.len() as u64, c.tail.len()).ok())
                 .is_some_and(|bytes| bytes == c.tail)
+            && head_of(path, c.offset) == Some(c.head)
     });
     let read = match resumable {
         Some(c) => read_on(path, c.state.clone(), c.offset, size)?,
@@ -439,6 +474,7 @@ pub fn summarize_cached(
     };
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     let result = read.result;
+    let head = head_of(path, read.offset).unwrap_or(0);
     cache.put(
         path,
         CacheEntry {
@@ -446,6 +482,8 @@ pub fn summarize_cached(
             ino,
             size,
             mtime_ns: mtime,
+            ctime_ns: ctime,
+            head,
             state: read.state,
             offset: read.offset,
             tail: read.tail,
@@ -552,6 +590,15 @@ mod tests {
             .unwrap();
         let rewritten = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
         assert_eq!(rewritten.first_message, "\"uno\"");
+        // A rewrite that grew and kept the old end, but changed the start.
+        let before = fs::read_to_string(&path).unwrap();
+        fs::write(
+            &path,
+            format!("{}{}", before.replacen("uno", "one", 1), user("four")),
+        )
+        .unwrap();
+        let changed_head = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
+        assert_eq!(changed_head.first_message, "\"one\"");
         // A rewrite that grew but changed the bytes before the old end too.
         fs::write(&path, format!("{HEADER}{}{}", user("eins"), user("zwei"))).unwrap();
         let regrown = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
