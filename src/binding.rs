@@ -114,6 +114,23 @@ pub struct JsBranchOutcome {
     pub label_parents: Vec<Option<String>>,
 }
 
+/// The lines JavaScript serialized for pending entries, by position.
+fn pending_lines(
+    positions: Option<Vec<u32>>,
+    lines: Option<Vec<String>>,
+) -> Option<Vec<(u32, Vec<u8>)>> {
+    positions.map(|ps| {
+        ps.into_iter()
+            .zip(
+                lines
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(String::into_bytes),
+            )
+            .collect()
+    })
+}
+
 fn opt_pos(p: Option<u32>) -> i64 {
     p.map_or(-1, |p| p as i64)
 }
@@ -227,16 +244,7 @@ impl NativeSession {
         flush_positions: Option<Vec<u32>>,
         flush_lines: Option<Vec<String>>,
     ) -> Result<u32> {
-        let flush = flush_positions.map(|ps| {
-            ps.into_iter()
-                .zip(
-                    flush_lines
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(String::into_bytes),
-                )
-                .collect()
-        });
+        let flush = pending_lines(flush_positions, flush_lines);
         self.inner
             .append(meta.into(), line.map(String::into_bytes), flush)
             .map_err(to_napi)
@@ -249,16 +257,7 @@ impl NativeSession {
         flush_positions: Option<Vec<u32>>,
         flush_lines: Option<Vec<String>>,
     ) -> Result<()> {
-        let flush = flush_positions.map(|ps| {
-            ps.into_iter()
-                .zip(
-                    flush_lines
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(String::into_bytes),
-                )
-                .collect()
-        });
+        let flush = pending_lines(flush_positions, flush_lines);
         self.inner
             .persist_detached(line.as_bytes(), flush)
             .map_err(to_napi)
