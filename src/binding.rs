@@ -101,7 +101,8 @@ pub struct JsTree {
     pub child_start: Uint32Array,
     pub children: Uint32Array,
     pub js_sort: Uint32Array,
-    pub label_of: Vec<i64>,
+    /// Position of each node's label entry, or -1.
+    pub label_of: Int32Array,
 }
 
 #[napi(object)]
@@ -465,7 +466,12 @@ fn tree_js(index: &EntryIndex) -> JsTree {
         child_start: t.child_start.into(),
         children: t.children.into(),
         js_sort: t.js_sort.into(),
-        label_of: t.label_of.into_iter().map(opt_pos).collect(),
+        label_of: t
+            .label_of
+            .into_iter()
+            .map(|p| p.map_or(-1, |p| p as i32))
+            .collect::<Vec<i32>>()
+            .into(),
     }
 }
 

@@ -422,65 +422,93 @@ impl EntryIndex {
 
     /// `getTree()` as positions: nodes, roots and children sorted by timestamp.
     pub fn tree(&self) -> TreePlan {
+        const NONE: u32 = u32::MAX;
         let positions = self.entry_positions();
-        let mut node_of_key: HashMap<&str, u32> = HashMap::with_capacity(positions.len());
+        let count = positions.len();
+        // Index in `positions` of each file position.
+        let mut index_of = vec![NONE; self.metas.len()];
         for (i, &p) in positions.iter().enumerate() {
-            node_of_key.insert(&self.meta(p).id, i as u32);
+            index_of[p as usize] = i as u32;
         }
-        let node_of: Vec<u32> = positions
-            .iter()
-            .map(|&p| node_of_key[&*self.meta(p).id])
-            .collect();
+        // `nodeMap` is keyed by id, so entries sharing an id share the node of
+        // the last one, which is the entry `byId` holds.
+        let node_of: Vec<u32> = if self.by_id.len() == count {
+            (0..count as u32).collect()
+        } else {
+            positions
+                .iter()
+                .map(|&p| {
+                    self.get(&self.meta(p).id)
+                        .map_or(NONE, |q| index_of[q as usize])
+                })
+                .collect()
+        };
         let mut roots = Vec::new();
-        let mut kids: Vec<Vec<u32>> = vec![Vec::new(); positions.len()];
+        let mut parent_of = vec![NONE; count];
         for (i, &p) in positions.iter().enumerate() {
             let meta = self.meta(p);
             let node = node_of[i];
             if &*meta.parent == NULL_KEY || meta.parent == meta.id {
                 roots.push(node);
-            } else {
-                match node_of_key.get(&*meta.parent) {
-                    Some(&parent) => kids[parent as usize].push(node),
-                    None => roots.push(node),
-                }
-            }
-        }
-        let mut js_sort = Vec::new();
-        let mut sorted = vec![false; positions.len()];
-        let mut stack: Vec<u32> = roots.clone();
-        while let Some(node) = stack.pop() {
-            if std::mem::replace(&mut sorted[node as usize], true) {
                 continue;
             }
-            let list = &mut kids[node as usize];
-            let times: Option<Vec<f64>> = list
-                .iter()
-                .map(|&c| self.meta(positions[c as usize]).time)
-                .collect();
-            match times {
-                Some(_) if list.len() > 1 => {
-                    list.sort_by(|&a, &b| {
-                        let ta = self.meta(positions[a as usize]).time.unwrap_or(0.0);
-                        let tb = self.meta(positions[b as usize]).time.unwrap_or(0.0);
-                        ta.total_cmp(&tb)
-                    });
-                }
-                None => js_sort.push(node),
-                _ => {}
+            // `nodeMap.get(parentId)`: the walk's resolved parent when parentId is
+            // truthy; a falsy one (undefined, "", 0) is looked up as a key.
+            let parent = if meta.parent_truthy {
+                self.parents[p as usize]
+            } else {
+                self.get(&meta.parent).unwrap_or(NO_PARENT)
+            };
+            match parent {
+                NO_PARENT => roots.push(node),
+                q => parent_of[i] = node_of[index_of[q as usize] as usize],
             }
-            stack.extend_from_slice(list);
         }
-        let mut child_start = Vec::with_capacity(positions.len() + 1);
-        let mut children = Vec::new();
-        for list in &kids {
-            child_start.push(children.len() as u32);
-            children.extend_from_slice(list);
+        // Children in entry order, as one array with a start per node.
+        let mut child_start = vec![0u32; count + 1];
+        for &parent in &parent_of {
+            if parent != NONE {
+                child_start[parent as usize + 1] += 1;
+            }
         }
-        child_start.push(children.len() as u32);
-        let label_of = positions
-            .iter()
-            .map(|&p| self.labels.get(&self.meta(p).id))
-            .collect();
+        for i in 0..count {
+            child_start[i + 1] += child_start[i];
+        }
+        let mut fill = child_start.clone();
+        let mut children = vec![0u32; child_start[count] as usize];
+        for (i, &parent) in parent_of.iter().enumerate() {
+            if parent != NONE {
+                children[fill[parent as usize] as usize] = node_of[i];
+                fill[parent as usize] += 1;
+            }
+        }
+        // Oldest first; where a timestamp is not in toISOString form, the
+        // reference's own comparator decides, in JavaScript.
+        let mut js_sort = Vec::new();
+        let time_of = |c: u32| self.meta(positions[c as usize]).time;
+        for node in 0..count {
+            let list = &mut children[child_start[node] as usize..child_start[node + 1] as usize];
+            if list.len() < 2 {
+                continue;
+            }
+            if list.iter().all(|&c| time_of(c).is_some()) {
+                list.sort_by(|&a, &b| {
+                    let (ta, tb) = (time_of(a).unwrap_or(0.0), time_of(b).unwrap_or(0.0));
+                    ta.total_cmp(&tb)
+                });
+            } else {
+                js_sort.push(node as u32);
+            }
+        }
+        let mut label_of = vec![None; count];
+        for (target, label) in self.labels.iter() {
+            if let Some(q) = self.get(target) {
+                let i = index_of[q as usize];
+                if i != NONE {
+                    label_of[i as usize] = Some(label);
+                }
+            }
+        }
         TreePlan {
             label_of,
             positions,
