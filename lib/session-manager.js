@@ -84,11 +84,18 @@ class SessionManager {
 
   #allAt(positions) {
     const objects = this.#objects;
-    const missing = [];
-    for (const p of positions) if (objects[p] === undefined) missing.push(p);
+    const count = positions.length;
+    const out = new Array(count);
+    let missing;
+    for (let i = 0; i < count; i++) {
+      const entry = objects[positions[i]];
+      if (entry === undefined) (missing ??= []).push(positions[i]);
+      else out[i] = entry;
+    }
+    if (missing === undefined) return out;
     if (missing.length === 1) {
       this.#at(missing[0]);
-    } else if (missing.length > 1) {
+    } else {
       for (let start = 0; start < missing.length; start += PARSE_BATCH) {
         const batch = missing.slice(start, start + PARSE_BATCH);
         const [asciiText, otherText, isAscii] = call(() => this.#native.linesSplit(Uint32Array.from(batch)));
@@ -99,8 +106,7 @@ class SessionManager {
         for (let i = 0; i < batch.length; i++) objects[batch[i]] = isAscii[i] ? ascii[a++] : other[o++];
       }
     }
-    const out = new Array(positions.length);
-    for (let i = 0; i < positions.length; i++) out[i] = objects[positions[i]];
+    for (let i = 0; i < count; i++) out[i] = objects[positions[i]];
     return out;
   }
 

@@ -335,12 +335,13 @@ impl Session {
         let hint = source.metadata().map_or(0, |m| m.len());
         let mut metas = Vec::new();
         let mut lines = Vec::new();
-        let (size, unterminated) = store::for_each_line(&mut source, hint, |offset, line| {
-            if let LineRead::Entry(meta) = read_line(line) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let (size, unterminated) = store::for_each_block(&mut source, hint, |offset, block| {
+            for (line_offset, len, meta) in read_block(block, offset, threads) {
                 metas.push(meta);
                 lines.push(Line::File {
-                    offset,
-                    len: line.len(),
+                    offset: line_offset,
+                    len,
                 });
             }
         })?;
@@ -749,6 +750,62 @@ fn label_line(
         members.push((b"label".to_vec(), label.clone()));
     }
     Ok(json::stringify(&JsValue::Obj(members)))
+}
+
+/// The entries of a block of whole lines starting at file `offset`: (offset,
+/// length, index fields) of each line that parses. A large block is split at
+/// line boundaries and read on several threads.
+fn read_block(block: &[u8], offset: u64, threads: usize) -> Vec<(u64, usize, EntryMeta)> {
+    const PARALLEL_FROM: usize = 1 << 20;
+    let read_part = |start: usize, end: usize| {
+        let mut out = Vec::new();
+        let part = &block[start..end];
+        let mut line_start = 0;
+        let mut emit = |from: usize, to: usize| {
+            if let LineRead::Entry(meta) = read_line(&part[from..to]) {
+                out.push((offset + (start + from) as u64, to - from, meta));
+            }
+        };
+        for nl in memchr::memchr_iter(b'\n', part) {
+            emit(line_start, nl);
+            line_start = nl + 1;
+        }
+        if line_start < part.len() {
+            emit(line_start, part.len());
+        }
+        out
+    };
+    if threads < 2 || block.len() < PARALLEL_FROM {
+        return read_part(0, block.len());
+    }
+    let mut cuts = vec![0];
+    for k in 1..threads {
+        let target = block.len() * k / threads;
+        let last = *cuts.last().unwrap_or(&0);
+        if let Some(nl) = memchr::memchr(b'\n', &block[target.max(last)..]) {
+            let cut = target.max(last) + nl + 1;
+            if cut < block.len() {
+                cuts.push(cut);
+            }
+        }
+    }
+    cuts.push(block.len());
+    let parts: Vec<Vec<(u64, usize, EntryMeta)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = cuts
+            .windows(2)
+            .map(|w| {
+                let (start, end) = (w[0], w[1]);
+                scope.spawn(move || read_part(start, end))
+            })
+            .collect();
+        handles
+            .into_iter()
+            // A panic on a reader thread goes on up (to become a JS error), never
+            // a silently shorter session.
+            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect()
+    });
+    parts.into_iter().flatten().collect()
 }
 
 /// `readSessionHeader`: the first parsed entry within the first MiB, if it is a header.

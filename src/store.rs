@@ -40,6 +40,28 @@ pub fn for_each_line(
     size_hint: u64,
     mut visit: impl FnMut(u64, &[u8]),
 ) -> Result<(u64, bool), IoFailure> {
+    for_each_block(file, size_hint, |offset, block| {
+        let mut start = 0;
+        for nl in memchr_iter(b'\n', block) {
+            visit(offset + start as u64, &block[start..nl]);
+            start = nl + 1;
+        }
+        if start < block.len() {
+            visit(offset + start as u64, &block[start..]);
+        }
+    })
+}
+
+/// Streams a file as blocks of whole lines (each ending with its `\n`, except
+/// an unterminated last line, which comes alone in the last block), so a
+/// block's lines can be read in parallel. A line longer than the buffer whose
+/// start cannot be JSON is dropped up to its newline instead of being held.
+/// Returns the file length and whether the last line had no `\n`.
+pub fn for_each_block(
+    file: &mut impl Read,
+    size_hint: u64,
+    mut visit: impl FnMut(u64, &[u8]),
+) -> Result<(u64, bool), IoFailure> {
     // A small file needs no 8 MiB buffer; one byte more than its size lets the
     // first read see the end.
     let initial = (size_hint.saturating_add(1)).clamp(4096, READ_CHUNK as u64) as usize;
@@ -91,10 +113,10 @@ pub fn for_each_line(
             }
         }
         let scan_from = scan_from.max(start);
-        for nl in memchr_iter(b'\n', &buf[scan_from..filled]) {
-            let end = scan_from + nl;
+        if let Some(nl) = memchr::memrchr(b'\n', &buf[scan_from..filled]) {
+            let end = scan_from + nl + 1;
             visit(base + start as u64, &buf[start..end]);
-            start = end + 1;
+            start = end;
         }
         buf.copy_within(start..filled, 0);
         filled -= start;
