@@ -16,10 +16,10 @@
 // returns a check summary; a workload fails when ours disagrees with the reference.
 
 import { spawnSync } from "node:child_process";
-import { readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, relative, resolve } from "node:path";
-import { BENCH_DIR, DATA_DIR, REFERENCE_MODULE, REPO_ROOT, sessionPath } from "./lib/datasets.mjs";
+import { BENCH_DIR, DATA_DIR, REFERENCE_MODULE, REPO_ROOT, listingPath, sessionPath } from "./lib/datasets.mjs";
 
 const WORKER = join(BENCH_DIR, "worker.mjs");
 const GENERATE = join(BENCH_DIR, "generate.mjs");
@@ -38,6 +38,13 @@ const WORKLOADS = [
   { name: "append-10k", title: "10,000 appendMessage() to a persisted {10} session", op: "append", data: ["session-10mb", "quick-3mb"], params: [{ count: 10_000 }, { count: 10_000 }], tmp: true },
   { name: "fork-100", title: "forkFrom() {100}", op: "fork", data: ["session-100mb", "quick-3mb"], tmp: true },
   { name: "branched-100", title: "createBranchedSession() on an open {100} session", op: "branched", data: ["session-100mb", "quick-3mb"], tmp: true },
+  // listing (issue 4): corpora made by `node benchmark/generate.mjs --listing`; no quick stand-in
+  { name: "list-5k", title: "list() over 5,000 files (1.1 GB), first call in the process", op: "list-cold", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
+  { name: "list-5k-again", title: "list() over 5,000 files, second call in the same process", op: "list-warm", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
+  { name: "listall-10k", title: "listAll() over 10,000 files in 20 folders (2.2 GB), first call", op: "listall-cold", listing: true, data: ["listing-10k", null], params: [{}], samples: [3, 0] },
+  { name: "list-first-progress", title: "list() over 5,000 files: time to the first onProgress with a partial list", op: "list-first-progress", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
+  { name: "find-by-id-5k", title: "findById() in a folder of 5,000", op: "find-by-id", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
+  { name: "continue-recent-5k", title: "continueRecent() in a folder of 5,000", op: "continue-recent", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
   {
     name: "lowmem-500",
     title: "open() + buildSessionContext() {500} under {heap}",
@@ -188,22 +195,27 @@ async function main() {
   const q = opts.quick ? 1 : 0;
   const refImpl = resolve(opts.reference ?? process.env.PI_REFERENCE_IMPL ?? REFERENCE_MODULE);
   const oursImpl = resolve(opts.ours ?? process.env.PI_NATIVE_IMPL ?? REPO_ROOT);
-  const workloads = opts.only ? opts.only.map((n) => WORKLOADS.find((w) => w.name === n) ?? fail(`unknown workload ${n}; see --list`)) : WORKLOADS;
+  const chosen = opts.only ? opts.only.map((n) => WORKLOADS.find((w) => w.name === n) ?? fail(`unknown workload ${n}; see --list`)) : WORKLOADS;
+  const workloads = chosen.filter((w) => w.data[q] !== null);
   const defaultSamples = opts.samples ?? (opts.quick ? 3 : 5);
 
   // data first (in a child process: the generator wants a big heap)
-  const names = [...new Set(workloads.map((w) => w.data[q]))];
+  const names = [...new Set(workloads.filter((w) => !w.listing).map((w) => w.data[q]))];
   console.error(`data: ${names.join(", ")}`);
   const g = spawnSync(process.execPath, [GENERATE, ...names], { stdio: ["ignore", "inherit", "inherit"] });
   if (g.status !== 0) fail("data generation failed");
+  if (workloads.some((w) => w.listing && !existsSync(listingPath(w.data[q])))) {
+    const gl = spawnSync(process.execPath, [GENERATE, "--listing"], { stdio: ["ignore", "inherit", "inherit"] });
+    if (gl.status !== 0) fail("listing data generation failed");
+  }
 
   console.error(`reference: ${relative(REPO_ROOT, refImpl) || "."}\nours:      ${relative(REPO_ROOT, oursImpl) || "."}`);
   const out = resolve(opts.out ?? join(BENCH_DIR, opts.quick ? "results-quick.md" : "results.md"));
   const results = [];
   let failed = false;
   for (const w of workloads) {
-    const dataFile = sessionPath(w.data[q]);
-    const params = w.params?.[q] ?? {};
+    const dataFile = w.listing ? listingPath(w.data[q]) : sessionPath(w.data[q]);
+    const params = { ...(w.params?.[q] ?? {}), ...(w.listing ? { dir: dataFile } : {}) };
     const nodeArgs = w.nodeArgs?.[q] ?? [];
     const n = opts.samples ?? w.samples?.[q] ?? defaultSamples;
     const refSamples = [];

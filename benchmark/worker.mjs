@@ -13,7 +13,7 @@
 // Prints one line: @@RESULT {"ms":..., "rssKb":..., "check":{...}, "extra":{...}}
 
 import { createHash } from "node:crypto";
-import { closeSync, copyFileSync, mkdirSync, openSync, readSync, readFileSync, statSync } from "node:fs";
+import { closeSync, copyFileSync, mkdirSync, openSync, readdirSync, readSync, readFileSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -324,13 +324,76 @@ const WORKLOADS = {
   },
 };
 
+// ---- listing: PI_CODING_AGENT_DIR points at a corpus folder (see lib/datasets.mjs)
+
+function listCheck(infos) {
+  const h = sha();
+  for (const i of infos) h.update(`${i.id}|${i.messageCount}|${i.modified.getTime()}|${i.firstMessage.length}|${i.allMessagesText.length};`);
+  return { count: infos.length, hash: h.digest("hex").slice(0, 16) };
+}
+
+const listing = (op) => ({
+  async: true,
+  ...op,
+  setup: async (impl, p) => {
+    process.env.PI_CODING_AGENT_DIR = p.dir;
+    return op.setup ? op.setup(impl, p) : undefined;
+  },
+});
+
+Object.assign(WORKLOADS, {
+  "list-cold": listing({
+    run: ({ SessionManager }, p) => SessionManager.list(p.cwd),
+    check: listCheck,
+  }),
+  // the second list() in the same process
+  "list-warm": listing({
+    setup: async ({ SessionManager }, p) => {
+      await SessionManager.list(p.cwd);
+    },
+    run: ({ SessionManager }, p) => SessionManager.list(p.cwd),
+    check: listCheck,
+  }),
+  "listall-cold": listing({
+    run: ({ SessionManager }) => SessionManager.listAll(),
+    check: listCheck,
+  }),
+  // until the first onProgress call that carries a partial list
+  "list-first-progress": listing({
+    run: ({ SessionManager }, p) =>
+      new Promise((resolve) => {
+        SessionManager.list(p.cwd, undefined, (loaded, total, partial) => {
+          if (partial) resolve({ loaded, total, partial: partial.length });
+        });
+      }),
+    check: (r) => ({ total: r.total, hasPartial: r.partial >= 1 }),
+  }),
+  "find-by-id": listing({
+    setup: (_, p) => {
+      const dir = join(p.dir, "sessions", `--${p.cwd.replace(/^\//, "").replace(/\//g, "-")}--`);
+      const files = readdirSync(dir).filter((f) => f.endsWith(".jsonl")).sort();
+      const file = files[Math.floor(files.length / 2)];
+      const id = JSON.parse(readFileSync(join(dir, file), "utf8").split("\n", 1)[0]).id;
+      return { id };
+    },
+    run: ({ SessionManager }, p, { id }) => SessionManager.findById(p.cwd, id),
+    check: (found) => ({ file: found ? basename(found) : null }),
+  }),
+  "continue-recent": listing({
+    async: false,
+    run: ({ SessionManager }, p) => SessionManager.continueRecent(p.cwd),
+    check: (sm) => ({ id: sm.getSessionId(), file: basename(sm.getSessionFile() ?? "") }),
+  }),
+});
+
 async function main() {
   const w = WORKLOADS[workload];
   if (!w) throw new Error(`unknown workload ${workload}`);
   const impl = await loadImpl(implPath);
   const ctx = w.setup ? await w.setup(impl, params) : undefined;
   const t0 = performance.now();
-  const result = w.run(impl, params, ctx);
+  let result = w.run(impl, params, ctx);
+  if (w.async) result = await result;
   const t1 = performance.now();
   const rssKb = maxRssKb();
   const check = w.check(result, params, ctx);

@@ -79,13 +79,11 @@ function findMostRecentSession(sessionDir, cwd) {
   const dir = paths.normalizePath(sessionDir);
   const resolvedCwd = cwd ? paths.resolvePath(cwd) : undefined;
   try {
-    const files = fs
-      .readdirSync(dir)
-      .filter((f) => f.endsWith('.jsonl'))
-      .map((f) => path.join(dir, f))
-      .map((p) => ({ path: p, mtime: fs.statSync(p).mtimeMs }))
-      .sort((a, b) => b.mtime - a.mtime);
-    for (const { path: file } of files) {
+    // Newest first, stats taken in Rust on several threads.
+    const names = native.recentSessionFiles(dir);
+    if (names === null) return null;
+    for (const name of names) {
+      const file = path.join(dir, name);
       const header = headerForDiscovery(file);
       if (header && (!resolvedCwd || sessionCwdMatches(header.cwd, resolvedCwd))) return file;
     }
@@ -99,14 +97,13 @@ function findById(cwd, id, sessionDir) {
   const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
   const filterCwd = sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
   const resolvedCwd = paths.resolvePath(cwd);
+  // Headers hold string ids only, so no other id can match.
+  if (typeof id !== 'string') return undefined;
   try {
-    for (const f of fs.readdirSync(dir)) {
-      if (!f.endsWith('.jsonl')) continue;
-      const file = path.join(dir, f);
-      const header = headerForDiscovery(file);
-      if (header?.id !== id) continue;
-      if (filterCwd && !sessionCwdMatches(header.cwd, resolvedCwd)) continue;
-      return file;
+    const found = native.findSessionsWithId(dir, id);
+    for (const [name, line] of found ?? []) {
+      if (filterCwd && !sessionCwdMatches(JSON.parse(line).cwd, resolvedCwd)) continue;
+      return path.join(dir, name);
     }
   } catch {
     // Best-effort, as in the reference.

@@ -796,3 +796,30 @@ pub fn scan_sessions(paths: Vec<String>, known: Vec<f64>, on_result: ScanCallbac
     });
     ScanHandle { cancel }
 }
+
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// `findById`'s candidates: `[fileName, headerLine]` of the files in `dir`
+/// (directory order) whose header id is `id`; `null` if the folder cannot be read.
+#[napi(catch_unwind)]
+pub fn find_sessions_with_id(dir: String, id: String) -> Option<Vec<Vec<String>>> {
+    let found = crate::discovery::files_with_id(std::path::Path::new(&dir), &id).ok()?;
+    Some(
+        found
+            .into_iter()
+            .map(|(path, line)| vec![file_name(&path), lossy(&line)])
+            .collect(),
+    )
+}
+
+/// `findMostRecentSession`'s order: the `.jsonl` file names of `dir`, newest
+/// first; `null` where the reference gives up.
+#[napi(catch_unwind)]
+pub fn recent_session_files(dir: String) -> Option<Vec<String>> {
+    crate::discovery::recent_files(std::path::Path::new(&dir))
+        .map(|paths| paths.iter().map(|p| file_name(p)).collect())
+}

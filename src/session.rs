@@ -808,16 +808,12 @@ fn read_block(block: &[u8], offset: u64, threads: usize) -> Vec<(u64, usize, Ent
     parts.into_iter().flatten().collect()
 }
 
-/// `readSessionHeader`: the first parsed entry within the first MiB, if it is a header.
+/// `readSessionHeader`: the first parsed entry within the first MiB, if it is a
+/// header. Reads 4 KiB at a time, like the reference, so a header costs one read.
 pub fn read_header(path: &Path) -> Result<HeaderScan, IoFailure> {
     use std::io::Read;
-    let file = std::fs::File::open(path).map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_SESSION_HEADER_SCAN_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| IoFailure::new(&e, "read", None))?;
-    let beyond = bytes.len() > MAX_SESSION_HEADER_SCAN_BYTES;
-    bytes.truncate(MAX_SESSION_HEADER_SCAN_BYTES);
+    const CHUNK: usize = 1024;
+    let mut file = std::fs::File::open(path).map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
     let candidate = |line: &[u8]| -> Option<HeaderScan> {
         match read_line(line) {
             LineRead::Skipped => None,
@@ -827,17 +823,35 @@ pub fn read_header(path: &Path) -> Result<HeaderScan, IoFailure> {
             LineRead::Entry(_) => Some(HeaderScan::NotFound),
         }
     };
-    let mut start = 0;
-    for nl in memchr::memchr_iter(b'\n', &bytes) {
-        if let Some(found) = candidate(&bytes[start..nl]) {
-            return Ok(found);
+    let mut bytes: Vec<u8> = Vec::new();
+    let mut line_start = 0;
+    loop {
+        let before = bytes.len();
+        let want = (MAX_SESSION_HEADER_SCAN_BYTES + 1 - before).min(CHUNK);
+        bytes.resize(before + want, 0);
+        let n = loop {
+            match file.read(&mut bytes[before..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(IoFailure::new(&e, "read", None)),
+            }
+        };
+        bytes.truncate(before + n);
+        let limit = bytes.len().min(MAX_SESSION_HEADER_SCAN_BYTES);
+        for nl in memchr::memchr_iter(b'\n', &bytes[before.min(limit)..limit]) {
+            let end = before + nl;
+            if let Some(found) = candidate(&bytes[line_start..end]) {
+                return Ok(found);
+            }
+            line_start = end + 1;
         }
-        start = nl + 1;
+        if bytes.len() > MAX_SESSION_HEADER_SCAN_BYTES {
+            return Ok(HeaderScan::TooLong);
+        }
+        if n == 0 {
+            return Ok(candidate(&bytes[line_start..]).unwrap_or(HeaderScan::NotFound));
+        }
     }
-    if beyond {
-        return Ok(HeaderScan::TooLong);
-    }
-    Ok(candidate(&bytes[start..]).unwrap_or(HeaderScan::NotFound))
 }
 
 /// `forkFrom`'s copy: the source is read as `loadEntriesFromFile` reads it (a cut
