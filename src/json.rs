@@ -926,14 +926,25 @@ pub fn patch_line(line: &[u8], changes: &[Change]) -> Result<Vec<u8>, SyntaxErro
     // (or with their new value), then new keys in the order given.
     let mut out = Vec::with_capacity(line.len() + 64);
     out.push(b'{');
+    // Members' keys as their values (a key may be spelled with escapes).
+    let decoded: Vec<Cow<[u8]>> = members
+        .iter()
+        .map(|(k, _, _)| {
+            if k.contains(&b'\\') {
+                Cow::Owned(unescape(k))
+            } else {
+                Cow::Borrowed(*k)
+            }
+        })
+        .collect();
     let mut first = true;
     let mut sep = |out: &mut Vec<u8>| {
         if !std::mem::take(&mut first) {
             out.push(b',');
         }
     };
-    for (key, start, end) in &members {
-        let change = changes.iter().find(|(k, _)| k.as_bytes() == *key);
+    for ((key, start, end), name) in members.iter().zip(&decoded) {
+        let change = changes.iter().find(|(k, _)| k.as_bytes() == name.as_ref());
         let key_start = start - key.len() - 3;
         match change {
             None => {
@@ -950,7 +961,7 @@ pub fn patch_line(line: &[u8], changes: &[Change]) -> Result<Vec<u8>, SyntaxErro
     }
     for (key, to) in changes {
         if let Some(text) = to {
-            if !members.iter().any(|(k, _, _)| *k == key.as_bytes()) {
+            if !decoded.iter().any(|k| k.as_ref() == key.as_bytes()) {
                 sep(&mut out);
                 write_string(&mut out, key.as_bytes());
                 out.push(b':');
@@ -1099,6 +1110,7 @@ mod tests {
     #[test]
     fn patches_match_a_full_rewrite() {
         let lines = [
+            r#"{"a\"b":1,"parentId":"a"}"#,
             r#"{"type":"m","parentId":"a","id":"b"}"#,
             r#"{"type":"m","id":"b"}"#,
             r#"{"parentId":"a"}"#,
@@ -1106,7 +1118,8 @@ mod tests {
             r#"{ "type" : "m", "parentId":"a" }"#,
             "{}",
         ];
-        let change_sets: [Vec<Change>; 3] = [
+        let change_sets: [Vec<Change>; 4] = [
+            vec![("a\"b", Some(b"2".to_vec()))],
             vec![("parentId", Some(b"null".to_vec()))],
             vec![
                 ("parentId", Some(br#""z""#.to_vec())),
