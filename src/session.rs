@@ -335,12 +335,16 @@ impl Session {
         let hint = source.metadata().map_or(0, |m| m.len());
         let mut metas = Vec::new();
         let mut lines = Vec::new();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let threads = reader_threads();
         let (size, unterminated) = store::for_each_block(&mut source, hint, |offset, block| {
-            for (line_offset, len, meta) in read_block(block, offset, threads) {
+            let entries = map_lines(block, threads, |line| match read_line(line) {
+                LineRead::Entry(meta) => Some(meta),
+                LineRead::Skipped => None,
+            });
+            for (start, len, meta) in entries {
                 metas.push(meta);
                 lines.push(Line::File {
-                    offset: line_offset,
+                    offset: offset + start as u64,
                     len,
                 });
             }
@@ -673,6 +677,41 @@ impl Session {
     /// The kept entries' lines with their new parentId (and firstKeptEntryId),
     /// patched as text where the line is canonical.
     fn patched_lines(&self, outcome: &BranchOutcome) -> Result<Vec<Line>, SessionError> {
+        const PARALLEL_FROM: usize = 4096;
+        let count = outcome.kept.len();
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        if threads < 2 || count < PARALLEL_FROM {
+            return self.patched_range(outcome, 0, count);
+        }
+        // Parts of the path patched on several threads, joined in order.
+        let bounds: Vec<usize> = (0..=threads).map(|t| count * t / threads).collect();
+        let parts: Vec<Result<Vec<Line>, SessionError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = bounds
+                .windows(2)
+                .map(|w| {
+                    let (from, to) = (w[0], w[1]);
+                    scope.spawn(move || self.patched_range(outcome, from, to))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        });
+        let mut lines = Vec::with_capacity(count);
+        for part in parts {
+            lines.extend(part?);
+        }
+        Ok(lines)
+    }
+
+    /// `patched_lines` for the kept entries `from..to`.
+    fn patched_range(
+        &self,
+        outcome: &BranchOutcome,
+        from: usize,
+        to: usize,
+    ) -> Result<Vec<Line>, SessionError> {
         let changes_of = |i: usize| {
             let mut changes: Vec<json::Change> = vec![(
                 "parentId",
@@ -692,14 +731,14 @@ impl Session {
             changes
         };
         let unreadable = |_| SessionError::Message("Unreadable entry line".into());
-        let mut lines = Vec::with_capacity(outcome.kept.len());
+        let mut lines = Vec::with_capacity(to - from);
         let mut failure = None;
-        let mut i = 0;
-        while i < outcome.kept.len() {
+        let mut i = from;
+        while i < to {
             // Runs of entries with lines are read together.
-            let run_end = (i..outcome.kept.len())
+            let run_end = (i..to)
                 .find(|&j| !self.has_line(outcome.kept[j]))
-                .unwrap_or(outcome.kept.len());
+                .unwrap_or(to);
             if run_end == i {
                 lines.push(Line::Pending);
                 i += 1;
@@ -752,18 +791,23 @@ fn label_line(
     Ok(json::stringify(&JsValue::Obj(members)))
 }
 
-/// The entries of a block of whole lines starting at file `offset`: (offset,
-/// length, index fields) of each line that parses. A large block is split at
-/// line boundaries and read on several threads.
-fn read_block(block: &[u8], offset: u64, threads: usize) -> Vec<(u64, usize, EntryMeta)> {
+/// Applies `f` to every line of a block of whole lines (`\n`-separated, the
+/// last one possibly unterminated) and keeps (start in block, length, result)
+/// where it gives `Some`, in order. A block of 1 MiB or more is split at line
+/// boundaries across `threads` threads.
+fn map_lines<T: Send>(
+    block: &[u8],
+    threads: usize,
+    f: impl Fn(&[u8]) -> Option<T> + Sync,
+) -> Vec<(usize, usize, T)> {
     const PARALLEL_FROM: usize = 1 << 20;
     let read_part = |start: usize, end: usize| {
         let mut out = Vec::new();
         let part = &block[start..end];
         let mut line_start = 0;
         let mut emit = |from: usize, to: usize| {
-            if let LineRead::Entry(meta) = read_line(&part[from..to]) {
-                out.push((offset + (start + from) as u64, to - from, meta));
+            if let Some(v) = f(&part[from..to]) {
+                out.push((start + from, to - from, v));
             }
         };
         for nl in memchr::memchr_iter(b'\n', part) {
@@ -780,32 +824,36 @@ fn read_block(block: &[u8], offset: u64, threads: usize) -> Vec<(u64, usize, Ent
     }
     let mut cuts = vec![0];
     for k in 1..threads {
-        let target = block.len() * k / threads;
-        let last = *cuts.last().unwrap_or(&0);
-        if let Some(nl) = memchr::memchr(b'\n', &block[target.max(last)..]) {
-            let cut = target.max(last) + nl + 1;
+        let target = (block.len() * k / threads).max(*cuts.last().unwrap_or(&0));
+        if let Some(nl) = memchr::memchr(b'\n', &block[target..]) {
+            let cut = target + nl + 1;
             if cut < block.len() {
                 cuts.push(cut);
             }
         }
     }
     cuts.push(block.len());
-    let parts: Vec<Vec<(u64, usize, EntryMeta)>> = std::thread::scope(|scope| {
+    let parts: Vec<Vec<(usize, usize, T)>> = std::thread::scope(|scope| {
         let handles: Vec<_> = cuts
             .windows(2)
             .map(|w| {
                 let (start, end) = (w[0], w[1]);
+                let read_part = &read_part;
                 scope.spawn(move || read_part(start, end))
             })
             .collect();
         handles
             .into_iter()
             // A panic on a reader thread goes on up (to become a JS error), never
-            // a silently shorter session.
+            // a silently shorter result.
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
     parts.into_iter().flatten().collect()
+}
+
+fn reader_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
 /// `readSessionHeader`: the first parsed entry within the first MiB, if it is a
@@ -886,36 +934,51 @@ pub fn fork_file(
     let mut valid: Option<bool> = None;
     let mut failure: Option<SessionError> = None;
     let hint = input.metadata().map_or(0, |m| m.len());
-    let (_, unterminated) = store::for_each_line(&mut input, hint, |_, line| {
+    let threads = reader_threads();
+    let copying = target.is_some();
+    let (_, unterminated) = store::for_each_block(&mut input, hint, |_, block| {
         if valid == Some(false) || failure.is_some() {
             return;
         }
-        let LineRead::Entry(meta) = read_line(line) else {
-            return;
-        };
-        if valid.is_none() {
-            valid = Some(meta.kind == Kind::Session && meta.id_is_string);
-        }
-        if meta.kind == Kind::Session || target.is_none() {
-            return;
-        }
-        let start = content.len();
-        if json::canonical_members(line).is_some()
-            || !line.starts_with(b"{") && is_canonical_value(line)
-        {
-            content.extend_from_slice(line);
-        } else {
-            match json::rewrite_line(line, |_| {}) {
-                Ok(canonical) => content.extend_from_slice(&canonical),
-                Err(_) => failure = Some(SessionError::Message("Unreadable entry line".into())),
-            }
-        }
-        lines.push(Line::File {
-            offset: start as u64,
-            len: content.len() - start,
+        // Each entry's index fields, and its new text where the line is not
+        // already in JSON.stringify form (None: copied as it is).
+        let entries = map_lines(block, threads, |line| {
+            let LineRead::Entry(meta) = read_line(line) else {
+                return None;
+            };
+            let as_is = !copying
+                || meta.kind == Kind::Session
+                || json::canonical_members(line).is_some()
+                || !line.starts_with(b"{") && is_canonical_value(line);
+            let rewritten = (!as_is).then(|| json::rewrite_line(line, |_| {}).map_err(|_| ()));
+            Some((meta, rewritten))
         });
-        metas.push(meta);
-        content.push(b'\n');
+        for (start, len, (meta, rewritten)) in entries {
+            if valid.is_none() {
+                valid = Some(meta.kind == Kind::Session && meta.id_is_string);
+            }
+            if valid == Some(false) {
+                return;
+            }
+            if meta.kind == Kind::Session || !copying {
+                continue;
+            }
+            let at = content.len();
+            match rewritten {
+                None => content.extend_from_slice(&block[start..start + len]),
+                Some(Ok(canonical)) => content.extend_from_slice(&canonical),
+                Some(Err(())) => {
+                    failure = Some(SessionError::Message("Unreadable entry line".into()));
+                    return;
+                }
+            }
+            lines.push(Line::File {
+                offset: at as u64,
+                len: content.len() - at,
+            });
+            metas.push(meta);
+            content.push(b'\n');
+        }
     })?;
     if let Some(e) = failure {
         return Err(e);
