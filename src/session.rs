@@ -91,6 +91,14 @@ pub struct BranchOutcome {
     pub label_parents: Vec<Option<Key>>,
 }
 
+/// Patched lines of a branched session: their text one after the other, each
+/// followed by `\n`, and each entry's (start, length) in it (`None`: pending).
+#[derive(Default)]
+struct Patched {
+    bytes: Vec<u8>,
+    spans: Vec<Option<(usize, usize)>>,
+}
+
 /// See `Session::lines_split`.
 pub struct SplitLines {
     pub ascii: Vec<u8>,
@@ -605,8 +613,28 @@ impl Session {
             outcome.parents.push(parent.replace(meta.id.clone()));
             outcome.first_kept.push(first_kept);
         }
-        let mut lines = vec![header_line.map_or(Line::Pending, |l| Line::Owned(l.into()))];
-        lines.extend(self.patched_lines(&outcome)?);
+        // The new file's text as one buffer, with each entry's place in it
+        // (`None`: only the JavaScript object exists).
+        let mut content = Vec::new();
+        let mut spans: Vec<Option<(usize, usize)>> = Vec::new();
+        match &header_line {
+            Some(line) => {
+                spans.push(Some((0, line.len())));
+                content.extend_from_slice(line);
+                content.push(b'\n');
+            }
+            None => spans.push(None),
+        }
+        let patched = self.patched_lines(&outcome)?;
+        let base = content.len();
+        content.extend_from_slice(&patched.bytes);
+        drop(patched.bytes);
+        spans.extend(
+            patched
+                .spans
+                .into_iter()
+                .map(|s| s.map(|(at, len)| (base + at, len))),
+        );
         // The first recreated label hangs off `lastEntry?.id || null`.
         if parent
             .as_deref()
@@ -636,47 +664,59 @@ impl Session {
             meta.target = target.clone();
             meta.label_truthy = true;
             meta.time = source.time;
-            let line = match self.line(label_position)? {
-                Some(old) => Line::Owned(label_line(&old, &id, parent.as_deref(), target)?.into()),
-                None => Line::Pending,
-            };
+            match self.line(label_position)? {
+                Some(old) => {
+                    let line = label_line(&old, &id, parent.as_deref(), target)?;
+                    spans.push(Some((content.len(), line.len())));
+                    content.extend_from_slice(&line);
+                    content.push(b'\n');
+                }
+                None => spans.push(None),
+            }
             metas.push(meta);
-            lines.push(line);
             outcome.labels.push((label_position, id.clone()));
             outcome.label_parents.push(parent.clone());
             parent = Some(id.into_boxed_str());
         }
         let index = EntryIndex::from_metas(metas);
         let mut flushed = false;
+        let mut source = None;
+        if self.persist && index.has_conversation()? {
+            // A flushed session's entries all have lines, so the text is whole.
+            let path = new_file
+                .clone()
+                .ok_or_else(|| SessionError::Message("no session file".into()))?;
+            store::replace(&path, &content)?;
+            source = Some(store::open_read(&path)?);
+            flushed = true;
+        }
+        // Written: lines are read back from the new file on demand; otherwise
+        // each keeps its own text.
+        let lines: Vec<Line> = spans
+            .into_iter()
+            .map(|span| match (span, &source) {
+                (None, _) => Line::Pending,
+                (Some((at, len)), Some(_)) => Line::File {
+                    offset: at as u64,
+                    len,
+                },
+                (Some((at, len)), None) => Line::Owned(content[at..at + len].into()),
+            })
+            .collect();
+        drop(content);
         if self.persist {
-            if index.has_conversation()? {
-                let path = new_file
-                    .clone()
-                    .ok_or_else(|| SessionError::Message("no session file".into()))?;
-                let mut content = Vec::new();
-                for line in &lines {
-                    let bytes: &[u8] = match line {
-                        Line::Owned(b) => b,
-                        Line::File { .. } | Line::Pending => b"null",
-                    };
-                    content.extend_from_slice(bytes);
-                    content.push(b'\n');
-                }
-                store::replace(&path, &content)?;
-                flushed = true;
-            }
             self.set_file(new_file);
         }
         self.index = index;
         self.lines = lines;
-        self.source = None;
+        self.source = source;
         self.flushed = flushed;
         Ok(outcome)
     }
 
     /// The kept entries' lines with their new parentId (and firstKeptEntryId),
     /// patched as text where the line is canonical.
-    fn patched_lines(&self, outcome: &BranchOutcome) -> Result<Vec<Line>, SessionError> {
+    fn patched_lines(&self, outcome: &BranchOutcome) -> Result<Patched, SessionError> {
         const PARALLEL_FROM: usize = 4096;
         let count = outcome.kept.len();
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
@@ -685,7 +725,7 @@ impl Session {
         }
         // Parts of the path patched on several threads, joined in order.
         let bounds: Vec<usize> = (0..=threads).map(|t| count * t / threads).collect();
-        let parts: Vec<Result<Vec<Line>, SessionError>> = std::thread::scope(|scope| {
+        let parts: Vec<Result<Patched, SessionError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = bounds
                 .windows(2)
                 .map(|w| {
@@ -698,11 +738,18 @@ impl Session {
                 .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .collect()
         });
-        let mut lines = Vec::with_capacity(count);
+        let mut all = Patched::default();
         for part in parts {
-            lines.extend(part?);
+            let part = part?;
+            let base = all.bytes.len();
+            all.bytes.extend_from_slice(&part.bytes);
+            all.spans.extend(
+                part.spans
+                    .into_iter()
+                    .map(|s| s.map(|(at, len)| (base + at, len))),
+            );
         }
-        Ok(lines)
+        Ok(all)
     }
 
     /// `patched_lines` for the kept entries `from..to`.
@@ -711,7 +758,7 @@ impl Session {
         outcome: &BranchOutcome,
         from: usize,
         to: usize,
-    ) -> Result<Vec<Line>, SessionError> {
+    ) -> Result<Patched, SessionError> {
         let changes_of = |i: usize| {
             let mut changes: Vec<json::Change> = vec![(
                 "parentId",
@@ -731,7 +778,7 @@ impl Session {
             changes
         };
         let unreadable = |_| SessionError::Message("Unreadable entry line".into());
-        let mut lines = Vec::with_capacity(to - from);
+        let mut out = Patched::default();
         let mut failure = None;
         let mut i = from;
         while i < to {
@@ -740,14 +787,18 @@ impl Session {
                 .find(|&j| !self.has_line(outcome.kept[j]))
                 .unwrap_or(to);
             if run_end == i {
-                lines.push(Line::Pending);
+                out.spans.push(None);
                 i += 1;
                 continue;
             }
             let mut k = i;
             self.each_line(&outcome.kept[i..run_end], |old| {
                 match json::patch_line(old, &changes_of(k)) {
-                    Ok(new) => lines.push(Line::Owned(new.into_boxed_slice())),
+                    Ok(new) => {
+                        out.spans.push(Some((out.bytes.len(), new.len())));
+                        out.bytes.extend_from_slice(&new);
+                        out.bytes.push(b'\n');
+                    }
                     Err(e) => failure = Some(e),
                 }
                 k += 1;
@@ -757,7 +808,7 @@ impl Session {
             }
             i = run_end;
         }
-        Ok(lines)
+        Ok(out)
     }
 }
 
