@@ -180,7 +180,7 @@ function rowFor(r) {
     if (!s) return "error";
     return s.min === s.max ? fmtMs(s.median) : `${fmtMs(s.median)} (${fmtMs(s.min)}-${fmtMs(s.max)})`;
   };
-  const ratio = verdict ?? (r.ratio === undefined ? "-" : `${r.ratio.toFixed(2)}x`);
+  const ratio = verdict ?? (r.ratio === undefined ? "-" : `${r.ratio < 0.01 ? r.ratio.toFixed(4) : r.ratio.toFixed(2)}x`);
   return `| ${r.title} | ${cell(ref, "ref")} | ${cell(ours, "ours")} | ${ratio} | ${fmtMb(ref?.rssKb)} / ${fmtMb(ours?.rssKb)} |`;
 }
 
