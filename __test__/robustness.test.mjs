@@ -240,17 +240,40 @@ test('a 100 MB single line and JSON nested 100,000 deep load and build', () => {
   assert.equal(sm.getTree()[0].children[0].entry.id, 'b');
 });
 
-test('a sparse file of NUL bytes: a clear error, memory bounded, listing skips it', async () => {
+test('a sparse 10 GB file of NUL bytes: a clear error, memory bounded, listing skips it', async () => {
   const dir = tempDir('sparse');
   const file = path.join(dir, 'sparse.jsonl');
   const fd = fs.openSync(file, 'w');
-  fs.ftruncateSync(fd, 256 * 1024 * 1024);
+  fs.ftruncateSync(fd, 10 * 1024 * 1024 * 1024);
   fs.closeSync(fd);
   const rssBefore = process.memoryUsage().rss;
   assert.throws(() => SessionManager.open(file), { message: `Session file is not a valid pi session: ${file}` });
   assert.deepEqual(await SessionManager.listAll(dir), []);
-  // The file is never held whole (256 MB); allow generous slack for the runtime.
+  // The file is never held whole; allow generous slack for the runtime.
   assert.ok(process.memoryUsage().rss - rssBefore < 128 * 1024 * 1024);
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('raw NUL bytes inside lines: skipped as JSON.parse skips them, same as the reference', async () => {
+  const { SessionManager: Reference } = await import(
+    path.join(root, 'node_modules/@earendil-works/pi-coding-agent/dist/core/session-manager.js')
+  );
+  const lines = [
+    JSON.stringify(header),
+    JSON.stringify(msg('a', null, 'before')),
+    `{"type":"message","id":"n","parentId":"a","timestamp":"2024-01-01T00:00:01.000Z","message":{"role":"user","content":"raw\u0000nul"}}`.replace('\\u0000', '\u0000'),
+    '\u0000\u0000\u0000',
+    JSON.stringify(msg('b', 'a', 'after')),
+  ];
+  const seen = [Reference, SessionManager].map((Impl) => {
+    const dir = tempDir('nul');
+    const file = path.join(dir, 's.jsonl');
+    fs.writeFileSync(file, lines.join('\n') + '\n');
+    assert.ok(fs.readFileSync(file).includes(0));
+    return Impl.open(file).getEntries().map((e) => e.id);
+  });
+  assert.deepEqual(seen[1], seen[0]);
+  assert.deepEqual(seen[1], ['a', 'b']);
 });
 
 test('a directory named x.jsonl and a dangling symlink fail as in the reference', async () => {
