@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use crate::entry::{EntryMeta, Kind, UNDEFINED_KEY};
+use crate::entry::{EntryMeta, Kind};
 use crate::json::{self, JsValue};
 
 pub const CURRENT_SESSION_VERSION: f64 = 3.0;
@@ -189,10 +189,6 @@ pub fn migrate_lines(plan: &MigrationPlan, lines: &[&[u8]]) -> Result<Vec<Vec<u8
     Ok(out)
 }
 
-/// An id key that was never set is what JavaScript reads as `undefined`.
-pub fn is_undefined(key: &str) -> bool {
-    key == UNDEFINED_KEY
-}
 
 #[cfg(test)]
 mod tests {
