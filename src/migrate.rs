@@ -189,7 +189,6 @@ pub fn migrate_lines(plan: &MigrationPlan, lines: &[&[u8]]) -> Result<Vec<Vec<u8
     Ok(out)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
