@@ -358,22 +358,6 @@ unsafe fn find_string_special_sse2(s: &[u8]) -> usize {
     find_string_special_scalar(s, i)
 }
 
-/// Whether any byte is below 0x20 (not allowed raw inside a JSON string).
-#[cfg(test)]
-fn has_control_byte(bytes: &[u8]) -> bool {
-    const LOW: u64 = 0x2020_2020_2020_2020;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut chunks = bytes.chunks_exact(8);
-    for chunk in &mut chunks {
-        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        // Sets the high bit of each byte that is < 0x20 (classic "has less than").
-        if word.wrapping_sub(LOW) & !word & HIGH != 0 {
-            return true;
-        }
-    }
-    chunks.remainder().iter().any(|&b| b < 0x20)
-}
-
 /// Whether no continuation of `prefix` can be a JSON text: a syntax error well
 /// before the end (not just input that stops early). Lets a reader drop a huge
 /// line that cannot parse (a sparse file of NUL bytes) instead of holding it.
@@ -1047,21 +1031,6 @@ mod tests {
                     let expect = if found { at } else { len };
                     assert_eq!(find_string_special(&bytes), expect, "{len} {at} {special}");
                 }
-            }
-        }
-    }
-
-    #[test]
-    fn control_bytes_are_found_in_any_position() {
-        for len in 0..20 {
-            for at in 0..len {
-                let mut bytes = vec![b'a'; len];
-                bytes[at] = 0x1f;
-                assert!(has_control_byte(&bytes), "{len} {at}");
-                bytes[at] = 0x20;
-                assert!(!has_control_byte(&bytes));
-                bytes[at] = 0xff;
-                assert!(!has_control_byte(&bytes));
             }
         }
     }

@@ -127,10 +127,8 @@ pub fn for_each_block(
 /// Reads `len` bytes at `offset`: lines of a loaded session are read again on
 /// demand instead of being kept in memory.
 pub fn read_at(file: &File, offset: u64, len: usize) -> Result<Vec<u8>, IoFailure> {
-    use std::os::unix::fs::FileExt;
-    let mut out = vec![0u8; len];
-    file.read_exact_at(&mut out, offset)
-        .map_err(|e| IoFailure::new(&e, "read", None))?;
+    let mut out = Vec::new();
+    read_at_into(file, offset, len, &mut out)?;
     Ok(out)
 }
 
@@ -154,20 +152,7 @@ pub fn open_read(path: &Path) -> Result<File, IoFailure> {
 /// Appends `data` in one write. A failed or short write is cut back so the file
 /// never keeps half a line.
 pub fn append(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
-    let mut file = OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(path)
-        .map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
-    let before = file
-        .metadata()
-        .map_err(|e| IoFailure::new(&e, "fstat", None))?
-        .len();
-    if let Err(e) = file.write_all(data) {
-        let _ = file.set_len(before);
-        return Err(IoFailure::new(&e, "write", None));
-    }
-    Ok(())
+    Appender::append(&mut None, path, data)
 }
 
 /// An append handle kept open across appends: one `write` per line instead of
