@@ -280,11 +280,6 @@ impl NativeSession {
         self.inner.new_entry_ids(count as usize)
     }
 
-    #[napi(getter, catch_unwind)]
-    pub fn length(&self) -> u32 {
-        self.inner.len() as u32
-    }
-
     #[napi(catch_unwind)]
     pub fn file(&self) -> Option<String> {
         self.inner.file().map(|p| p.to_string_lossy().into_owned())
