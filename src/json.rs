@@ -167,12 +167,80 @@ impl<'a> Cursor<'a> {
     pub fn skip_string(&mut self) -> Result<(usize, usize, bool), SyntaxError> {
         self.expect(b'"')?;
         let start = self.i;
+        let s = self.s;
+        // Text with an escape every few bytes (tool output full of `\n` and
+        // `\"`) dominates: 64 bytes at a time, quotes, backslashes and control
+        // bytes become bit masks, the escaped bytes come from the backslash runs
+        // with carries instead of branches, and only the escaped bytes are
+        // looked at one by one. Anything unusual (a control byte, a bad escape,
+        // no closing quote) goes to the byte-at-a-time scan, which also decides
+        // where the error is reported (see `prefix_is_invalid`).
+        if let Some(end) = short_plain_string(&s[start..]) {
+            self.i = start + end + 1;
+            return Ok((start, start + end, false));
+        }
+        let mut block = start;
+        let mut carry = 0u64;
+        let mut any_escape = false;
+        let mut padded: [u8; 64];
+        while block < s.len() {
+            let chunk: &[u8] = if block + 64 <= s.len() {
+                &s[block..block + 64]
+            } else {
+                // Spaces after the end: no bits, and no closing quote found there.
+                let rest = &s[block..];
+                padded = [b' '; 64];
+                padded[..rest.len()].copy_from_slice(rest);
+                &padded
+            };
+            let (quote, backslash, control) = string_masks(chunk);
+            let escaped = escaped_bytes(backslash, &mut carry);
+            let real_quote = quote & !escaped;
+            // The bytes before the closing quote (all, without one).
+            let inside = real_quote.wrapping_sub(1) & !real_quote;
+            if control & inside != 0 {
+                break;
+            }
+            let mut esc = escaped & inside;
+            if esc != 0 {
+                any_escape = true;
+                let mut bad = false;
+                while esc != 0 {
+                    let k = esc.trailing_zeros() as usize;
+                    let at = block + k;
+                    // From the chunk: the byte may be padding past the end.
+                    match ESCAPE_KIND[chunk[k] as usize] {
+                        EscapeKind::Simple => {}
+                        EscapeKind::Unicode => {
+                            bad |= !s
+                                .get(at + 1..at + 5)
+                                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+                        }
+                        EscapeKind::Invalid => bad = true,
+                    }
+                    esc &= esc - 1;
+                }
+                if bad {
+                    break;
+                }
+            }
+            if real_quote != 0 {
+                let at = block + real_quote.trailing_zeros() as usize;
+                self.i = at + 1;
+                return Ok((start, at, any_escape));
+            }
+            block += 64;
+        }
+        self.i = start;
+        self.skip_string_bytewise()
+    }
+
+    /// `skip_string` after the opening quote, one special byte at a time.
+    fn skip_string_bytewise(&mut self) -> Result<(usize, usize, bool), SyntaxError> {
+        let start = self.i;
         let mut escaped = false;
         let s = self.s;
         loop {
-            // Long runs of plain text (base64 images, tool output) dominate: find
-            // the next quote or backslash with memchr, then check the run for raw
-            // control characters a word at a time.
             self.i += find_string_special(&s[self.i..]);
             match s.get(self.i) {
                 Some(b'"') => {
@@ -356,6 +424,112 @@ unsafe fn find_string_special_sse2(s: &[u8]) -> usize {
         i += 32;
     }
     find_string_special_scalar(s, i)
+}
+
+/// The closing quote of a string (from just after its opening quote) that
+/// ends within 16 bytes with nothing to unescape: keys, ids, timestamps.
+#[inline]
+fn short_plain_string(s: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if s.len() >= 16 {
+        use std::arch::x86_64::*;
+        // SAFETY: SSE2 is part of the x86_64 baseline; the load is within `s`.
+        let (quote, other) = unsafe {
+            let v = _mm_loadu_si128(s.as_ptr() as *const __m128i);
+            let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+            let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+            (
+                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8))) as u32,
+                _mm_movemask_epi8(_mm_or_si128(control, backslash)) as u32,
+            )
+        };
+        let before = quote.wrapping_sub(1) & !quote;
+        return (quote != 0 && other & before == 0).then(|| quote.trailing_zeros() as usize);
+    }
+    let end = s
+        .iter()
+        .take(16)
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+    (s[end] == b'"').then_some(end)
+}
+
+#[derive(Clone, Copy)]
+enum EscapeKind {
+    Invalid,
+    Simple,
+    Unicode,
+}
+
+/// What may follow a backslash in a JSON string.
+static ESCAPE_KIND: [EscapeKind; 256] = {
+    let mut t = [EscapeKind::Invalid; 256];
+    let simple = b"\"\\/bfnrt";
+    let mut k = 0;
+    while k < simple.len() {
+        t[simple[k] as usize] = EscapeKind::Simple;
+        k += 1;
+    }
+    t[b'u' as usize] = EscapeKind::Unicode;
+    t
+};
+
+/// Bit masks of the quotes, backslashes and control bytes of 64 bytes.
+fn string_masks(chunk: &[u8]) -> (u64, u64, u64) {
+    debug_assert_eq!(chunk.len(), 64);
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: SSE2 is part of the x86_64 baseline; the loads stay within
+        // the 64 bytes of `chunk`.
+        unsafe { string_masks_sse2(chunk) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        chunk
+            .iter()
+            .enumerate()
+            .fold((0, 0, 0), |(q, b, c), (k, &byte)| {
+                (
+                    q | ((byte == b'"') as u64) << k,
+                    b | ((byte == b'\\') as u64) << k,
+                    c | ((byte < 0x20) as u64) << k,
+                )
+            })
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "sse2")]
+unsafe fn string_masks_sse2(chunk: &[u8]) -> (u64, u64, u64) {
+    use std::arch::x86_64::*;
+    let quote = _mm_set1_epi8(b'"' as i8);
+    let backslash = _mm_set1_epi8(b'\\' as i8);
+    let control_max = _mm_set1_epi8(0x1f);
+    let (mut q, mut b, mut c) = (0u64, 0u64, 0u64);
+    for part in 0..4 {
+        let v = _mm_loadu_si128(chunk.as_ptr().add(part * 16) as *const __m128i);
+        let shift = part * 16;
+        q |= (_mm_movemask_epi8(_mm_cmpeq_epi8(v, quote)) as u16 as u64) << shift;
+        b |= (_mm_movemask_epi8(_mm_cmpeq_epi8(v, backslash)) as u16 as u64) << shift;
+        let control = _mm_cmpeq_epi8(_mm_min_epu8(v, control_max), v);
+        c |= (_mm_movemask_epi8(control) as u16 as u64) << shift;
+    }
+    (q, b, c)
+}
+
+/// The bytes escaped by a backslash, from the backslash mask of 64 bytes:
+/// odd-length runs escape the byte after them. `carry` says whether the first
+/// byte is escaped (by the previous block) and is set for the next block.
+fn escaped_bytes(backslash: u64, carry: &mut u64) -> u64 {
+    const EVEN: u64 = 0x5555_5555_5555_5555;
+    if backslash == 0 {
+        return std::mem::take(carry);
+    }
+    let backslash = backslash & !*carry;
+    let follows_escape = (backslash << 1) | *carry;
+    let odd_starts = backslash & !EVEN & !follows_escape;
+    let (even_starts, overflow) = odd_starts.overflowing_add(backslash);
+    *carry = overflow as u64;
+    (EVEN ^ (even_starts << 1)) & follows_escape
 }
 
 /// Whether no continuation of `prefix` can be a JSON text: a syntax error well
@@ -972,6 +1146,57 @@ pub fn rewrite_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skip_string_by_blocks_matches_the_bytewise_scan() {
+        // Strings of escape-heavy pieces across 64-byte block edges, some broken:
+        // both scans must agree on the span, the escape flag, and where an
+        // error is reported.
+        let pieces: [&[u8]; 14] = [
+            b"a",
+            b"abcdefghij",
+            b"\\n",
+            b"\\\"",
+            b"\\\\",
+            b"\\u001b",
+            b"\\uD83D\\uDE00",
+            b"\\",
+            b"\\x",
+            b"\\u12",
+            b"\x01",
+            b"\"",
+            "\u{e9}\u{65e5}".as_bytes(),
+            b"\\/",
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..20_000 {
+            let mut text = b"\"".to_vec();
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let n = (seed % 80) as usize;
+            for k in 0..n {
+                let r = seed.rotate_left(k as u32 * 7) as usize;
+                // Mostly well-formed pieces; the broken ones now and then.
+                let piece = if r.is_multiple_of(13) {
+                    r / 13 % 14
+                } else {
+                    r / 13 % 7
+                };
+                text.extend_from_slice(pieces[piece]);
+            }
+            if !seed.is_multiple_of(5) {
+                text.extend_from_slice(b"\"}");
+            }
+            let mut fast = Cursor::new(&text);
+            let mut slow = Cursor::new(&text);
+            let a = fast.skip_string();
+            slow.i = 1;
+            let b = slow.skip_string_bytewise();
+            assert_eq!(a, b, "{}", String::from_utf8_lossy(&text));
+            assert_eq!(fast.i, slow.i, "{}", String::from_utf8_lossy(&text));
+        }
+    }
 
     fn roundtrip(s: &str) -> String {
         String::from_utf8(stringify(&parse(s.as_bytes()).unwrap())).unwrap()

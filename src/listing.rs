@@ -387,13 +387,45 @@ impl Summarizer {
         })
     }
 
+    /// Feeds one line (without its line break).
     pub fn feed(&mut self, line: &[u8]) {
+        self.feed_line(line, false);
+    }
+
+    /// Feeds a run of whole lines split the way readline splits them (`\n`,
+    /// `\r\n`, lone `\r`); the last piece may be an unterminated line. One
+    /// UTF-8 check covers the whole run: line breaks are ASCII, so every line
+    /// of valid text is valid on its own.
+    pub fn feed_block(&mut self, block: &[u8]) {
         if self.rejected {
+            return;
+        }
+        let valid = simdutf8::basic::from_utf8(block).is_ok();
+        let mut start = 0;
+        for end in memchr::memchr2_iter(b'\n', b'\r', block) {
+            // `\r\n` leaves an empty piece: a blank line, skipped by both.
+            self.feed_line(&block[start..end], valid);
+            start = end + 1;
+        }
+        self.feed_line(&block[start..], valid);
+    }
+
+    /// Whether a step threw: nothing fed later can change the (null) summary.
+    pub fn is_rejected(&self) -> bool {
+        self.rejected
+    }
+
+    fn feed_line(&mut self, line: &[u8], valid_utf8: bool) {
+        if self.rejected || line.is_empty() {
             return;
         }
         // The reference decodes with replacement characters before parsing; the
         // texts kept here must hold those, not the raw bytes.
-        let line = json::decode_lossy(line);
+        let line = if valid_utf8 || simdutf8::basic::from_utf8(line).is_ok() {
+            Cow::Borrowed(line)
+        } else {
+            json::decode_lossy(line)
+        };
         let Ok(Some(facts)) = read_facts(&line) else {
             return;
         };
@@ -498,41 +530,12 @@ impl Summarizer {
     }
 }
 
-/// Splits like readline with `crlfDelay: Infinity`: `\n`, `\r\n` and lone `\r`.
-fn readline_lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
-    let mut start = 0;
-    let mut done = false;
-    std::iter::from_fn(move || {
-        if done {
-            return None;
-        }
-        match memchr::memchr2(b'\n', b'\r', &bytes[start..]) {
-            Some(off) => {
-                let end = start + off;
-                let line = &bytes[start..end];
-                start = if bytes[end] == b'\r' && bytes.get(end + 1) == Some(&b'\n') {
-                    end + 2
-                } else {
-                    end + 1
-                };
-                Some(line)
-            }
-            None => {
-                done = true;
-                (start < bytes.len()).then(|| &bytes[start..])
-            }
-        }
-    })
-}
-
 /// `buildSessionInfo()` without the parts that need JavaScript, over a whole
 /// file's bytes: `None` where the reference returns null (not a session, or a
 /// step that throws).
 pub fn summarize_bytes(bytes: &[u8]) -> Option<SessionSummary> {
     let mut summarizer = Summarizer::default();
-    for line in readline_lines(bytes) {
-        summarizer.feed(line);
-    }
+    summarizer.feed_block(bytes);
     summarizer.finish()
 }
 

@@ -342,17 +342,6 @@ fn head_of(path: &Path, end: u64) -> Option<u64> {
         .map(|b| checksum(&b))
 }
 
-/// Feeds the pieces of `bytes` between `\n` and `\r` bytes: readline's lines
-/// (`\r\n` leaves an empty piece, skipped as a blank line would be).
-fn feed_pieces(state: &mut Summarizer, bytes: &[u8]) {
-    let mut start = 0;
-    for end in memchr::memchr2_iter(b'\n', b'\r', bytes) {
-        state.feed(&bytes[start..end]);
-        start = end + 1;
-    }
-    state.feed(&bytes[start..]);
-}
-
 /// What reading from `base` to `size` gave: the state after the last complete
 /// line, where that line ended, the bytes before that end, and the summary
 /// with the unterminated last line (if any) included.
@@ -363,8 +352,8 @@ struct Continued {
     result: Option<SessionSummary>,
 }
 
-/// Streams `[base, size)` of the file into `state`, a line at a time, holding
-/// at most the longest line in memory.
+/// Streams `[base, size)` of the file into `state`, a block of whole lines at
+/// a time, holding at most one read buffer plus the longest line in memory.
 fn read_on(
     path: &Path,
     mut state: Summarizer,
@@ -379,32 +368,28 @@ fn read_on(
     let mut offset = base;
     let mut tail = Vec::new();
     let mut last: Option<Summarizer> = None;
-    let (_, unterminated) = store::for_each_line(&mut limited, span, |off, line| {
-        let end = off + line.len() as u64;
-        if end == span && last.is_none() {
-            // Possibly the unterminated last line: decided after the loop.
+    let (_, unterminated) = store::for_each_block(&mut limited, span, |off, block| {
+        if block.last() != Some(&b'\n') {
+            // The unterminated last line (it comes alone): it counts for this
+            // result, but the state to continue from stops before it.
             let mut end_state = state.clone();
-            feed_pieces(&mut end_state, line);
+            end_state.feed_block(block);
             last = Some(end_state);
-            tail = line[line.len().saturating_sub(TAIL_CHECK)..].to_vec();
             return;
         }
-        feed_pieces(&mut state, line);
-        offset = base + end + 1;
-        tail.clear();
-        let keep = line.len().min(TAIL_CHECK - 1);
-        tail.extend_from_slice(&line[line.len() - keep..]);
-        tail.push(b'\n');
-    })?;
-    let result = match (unterminated, last) {
-        (true, Some(end_state)) => end_state.finish(),
-        (false, Some(end_state)) => {
-            // The line ending exactly at `size` had its newline after all.
-            state = end_state;
-            offset = size;
-            state.finish()
+        // Without its final `\n`, so that no empty piece follows it.
+        state.feed_block(&block[..block.len() - 1]);
+        offset = base + off + block.len() as u64;
+        if block.len() >= TAIL_CHECK {
+            tail.clear();
         }
-        (_, None) => state.finish(),
+        tail.extend_from_slice(&block[block.len().saturating_sub(TAIL_CHECK)..]);
+        let excess = tail.len().saturating_sub(TAIL_CHECK);
+        tail.drain(..excess);
+    })?;
+    let result = match last {
+        Some(end_state) => end_state.finish(),
+        None => state.finish(),
     };
     if unterminated {
         // The tail check covers the bytes before the last newline only.
