@@ -182,6 +182,44 @@ test("odd folder: every listing variant, findById and continueRecent over all ca
 	});
 });
 
+test("findById: files named for an id, renamed and copied files, in directory order", async () => {
+	// pi names files <time>_<id>.jsonl, and ours looks at the file named for the id first:
+	// what it returns must still be the first file in directory order whose header has the
+	// id (and passes the cwd filter), whatever the names say.
+	const named = (k, id) => `2026-01-0${1 + (k % 9)}T00-00-00-${String(k).padStart(3, "0")}Z_${id}.jsonl`;
+	const files = {};
+	for (let k = 0; k < 40; k++) files[named(k, `id-${k}`)] = simpleSession(`id-${k}`, CWD, { i: k });
+	// A copy under another name, before or after the named file in directory order.
+	files["copy-of-5.jsonl"] = simpleSession("id-5", CWD, { i: 50 });
+	files["zz-copy-of-6.jsonl"] = simpleSession("id-6", OTHER_CWD, { i: 51 });
+	files[named(60, "id-6-again")] = simpleSession("id-6", CWD, { i: 60 });
+	// Named for one id, holding another (renamed), or holding none.
+	files[named(61, "id-7")] = simpleSession("id-renamed", CWD, { i: 61 });
+	files[named(62, "id-8")] = "not json\n";
+	files[named(63, "no-header")] = lines(userLine("no header", 1));
+	// Named for an id, but the header comes after a line that does not parse.
+	files[named(64, "late")] = `garbage\n${simpleSession("late", CWD, { i: 64 })}`;
+	files["late-copy.jsonl"] = simpleSession("late", OTHER_CWD, { i: 65 });
+	// Only a file of another cwd is named for the id; the one for cwd has another name.
+	files[named(66, "split")] = simpleSession("split", OTHER_CWD, { i: 66 });
+	files["split-cwd.jsonl"] = simpleSession("split", CWD, { i: 67 });
+	const ids = ["id-0", "id-5", "id-6", "id-7", "id-8", "id-39", "id-renamed", "no-header", "late", "split", "id-6-again", "missing"];
+	await differential("findById by name", async (d) => {
+		const dir = (s) => s.sessionDir;
+		await d.setup((s) => {
+			for (const target of [dir(s), defaultSessionDir(s.agentDir, CWD)]) {
+				fs.mkdirSync(target, { recursive: true });
+				for (const [name, data] of Object.entries(files)) fs.writeFileSync(path.join(target, name), data);
+				fs.mkdirSync(path.join(target, named(70, "a-folder")));
+			}
+		});
+		await d.step("the directory order of the folder", (s) => fs.readdirSync(dir(s)), R);
+		await d.step("findById(cwd, id, dir)", (s) => Object.fromEntries(ids.map((id) => [id, s.SM.findById(CWD, id, dir(s)) ?? "<undefined>"])), R);
+		await d.step("findById(other cwd, id, dir)", (s) => Object.fromEntries(ids.map((id) => [id, s.SM.findById(OTHER_CWD, id, dir(s)) ?? "<undefined>"])), R);
+		await d.step("findById(cwd, id) (default dir)", (s) => Object.fromEntries(ids.map((id) => [id, s.SM.findById(CWD, id) ?? "<undefined>"])), R);
+	});
+});
+
 test("continueRecent: skips files whose header discovery fails, newest first by mtime", async () => {
 	// Newest first: each file in turn is the most recent candidate.
 	const order = [

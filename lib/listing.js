@@ -104,10 +104,16 @@ function findById(cwd, id, sessionDir) {
   // Headers hold string ids only, so no other id can match.
   if (typeof id !== 'string') return undefined;
   try {
-    const found = native.findSessionsWithId(dir, id);
-    for (const [name, line] of found ?? []) {
-      if (filterCwd && !sessionCwdMatches(JSON.parse(line).cwd, resolvedCwd)) continue;
-      return path.join(dir, name);
+    // First up to the file named for the id; only if the cwd filter turns down
+    // every file found there, the whole folder.
+    for (const whole of [false, true]) {
+      const found = native.findSessionsWithId(dir, id, whole);
+      if (found === null) break;
+      for (const [name, line] of found.files) {
+        if (filterCwd && !sessionCwdMatches(JSON.parse(line).cwd, resolvedCwd)) continue;
+        return path.join(dir, name);
+      }
+      if (found.complete) break;
     }
   } catch {
     // Best-effort, as in the reference.

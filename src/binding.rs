@@ -798,17 +798,29 @@ fn file_name(path: &std::path::Path) -> String {
         .unwrap_or_default()
 }
 
-/// `findById`'s candidates: `[fileName, headerLine]` of the files in `dir`
-/// (directory order) whose header id is `id`; `null` if the folder cannot be read.
+/// `findById`'s candidates (see `discovery::files_with_id`).
+#[napi(object)]
+pub struct JsSessionsWithId {
+    /// `[fileName, headerLine]`, in `readdirSync` order.
+    pub files: Vec<Vec<String>>,
+    /// False when files after the last one listed were not examined.
+    pub complete: bool,
+}
+
+/// `findById`'s candidates in `dir` (`readdirSync` order) whose header id is `id`,
+/// up to the first file named for the id unless `whole`; `null` if the folder
+/// cannot be read.
 #[napi(catch_unwind)]
-pub fn find_sessions_with_id(dir: String, id: String) -> Option<Vec<Vec<String>>> {
-    let found = crate::discovery::files_with_id(std::path::Path::new(&dir), &id).ok()?;
-    Some(
-        found
+pub fn find_sessions_with_id(dir: String, id: String, whole: bool) -> Option<JsSessionsWithId> {
+    let found = crate::discovery::files_with_id(std::path::Path::new(&dir), &id, whole).ok()?;
+    Some(JsSessionsWithId {
+        files: found
+            .files
             .into_iter()
             .map(|(path, line)| vec![file_name(&path), lossy(&line)])
             .collect(),
-    )
+        complete: found.complete,
+    })
 }
 
 /// `findMostRecentSession`'s order: the `.jsonl` file names of `dir`, newest

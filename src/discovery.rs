@@ -1,24 +1,86 @@
 //! Finding a session in a folder by its header (`findById`, `continueRecent`):
 //! only the first line of each file is read, on several threads.
 
+use std::ffi::{OsStr, OsString};
 use std::fs;
-use std::os::unix::fs::MetadataExt;
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
+
+use rustix::fs::{AtFlags, Mode, OFlags};
+
+use crate::entry::{Kind, LineRead};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::session::{read_header, HeaderScan};
 
-/// The `.jsonl` files of `dir` in directory order, as `readdirSync` lists them.
+/// The `.jsonl` files of `dir` in the order `readdirSync` lists them: libuv
+/// sorts names by their bytes (`strcmp`), whatever order the folder has.
 pub fn session_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
+    Ok(session_names(dir)?
+        .into_iter()
+        .map(|name| dir.join(name))
+        .collect())
+}
+
+fn session_names(dir: &Path) -> std::io::Result<Vec<OsString>> {
+    let mut names = Vec::new();
     for entry in fs::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name();
+        let name = entry?.file_name();
         if name.as_encoded_bytes().ends_with(b".jsonl") {
-            files.push(dir.join(name));
+            names.push(name);
         }
     }
-    Ok(files)
+    names.sort_unstable();
+    Ok(names)
+}
+
+/// A folder held open so that its files are opened and stat'ed relative to
+/// it: the kernel then resolves one name per file instead of the whole path.
+struct Folder<'a> {
+    fd: OwnedFd,
+    path: &'a Path,
+}
+
+impl<'a> Folder<'a> {
+    fn open(path: &'a Path) -> std::io::Result<Self> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let fd = rustix::fs::open(path, flags, Mode::empty())?;
+        Ok(Folder { fd, path })
+    }
+
+    /// `stats.mtimeMs` of a file (following symlinks, like `statSync`).
+    fn mtime_ms(&self, name: &OsStr) -> Option<f64> {
+        let st = rustix::fs::statat(&self.fd, name, AtFlags::empty()).ok()?;
+        Some(st.st_mtime as f64 * 1e3 + st.st_mtime_nsec as f64 / 1e6)
+    }
+
+    /// The header line of a file for discovery, as `discovery_header` gives it.
+    /// Usually the header is the first line and ends within the first read;
+    /// anything else is left to the full scan of `read_header`.
+    fn header(&self, name: &OsStr) -> Option<Vec<u8>> {
+        let mut buf = [0u8; 1024];
+        let read = rustix::fs::openat(
+            &self.fd,
+            name,
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .and_then(|fd| rustix::io::retry_on_intr(|| rustix::io::read(&fd, &mut buf)));
+        if let Ok(n) = read {
+            if let Some(end) = memchr::memchr(b'\n', &buf[..n]) {
+                let line = &buf[..end];
+                match crate::entry::read_line(line) {
+                    LineRead::Entry(meta) => {
+                        return (meta.kind == Kind::Session && meta.id_is_string)
+                            .then(|| line.to_vec());
+                    }
+                    // A first line that does not parse: the header may follow.
+                    LineRead::Skipped => {}
+                }
+            }
+        }
+        discovery_header(&self.path.join(name))
+    }
 }
 
 /// Runs `f` over `items` on up to `threads` threads; results keep their order.
@@ -60,39 +122,65 @@ fn discovery_header(path: &Path) -> Option<Vec<u8>> {
     }
 }
 
-/// The files of `dir` (directory order) whose header id is `id`, with their
-/// header lines; the caller applies its cwd filter and takes the first.
-pub fn files_with_id(dir: &Path, id: &str) -> std::io::Result<Vec<(PathBuf, Vec<u8>)>> {
-    let files = session_files(dir)?;
-    let found = parallel_map(&files, threads(), |path| {
-        let line = discovery_header(path)?;
-        let header = match crate::entry::read_line(&line) {
-            crate::entry::LineRead::Entry(meta) => meta,
-            crate::entry::LineRead::Skipped => return None,
-        };
-        (header.id_is_string && &*header.id == id).then_some(line)
+fn header_has_id(line: &[u8], id: &str) -> bool {
+    match crate::entry::read_line(line) {
+        LineRead::Entry(header) => header.id_is_string && &*header.id == id,
+        LineRead::Skipped => false,
+    }
+}
+
+/// Files of a folder whose header id is the one asked for, in `readdirSync` order.
+#[derive(Debug, PartialEq)]
+pub struct WithId {
+    pub files: Vec<(PathBuf, Vec<u8>)>,
+    /// Whether every file of the folder was examined; if not, only the files up
+    /// to the first one named for the id were, and later files may match too.
+    pub complete: bool,
+}
+
+/// The files of `dir` (in `readdirSync` order) whose header id is `id`, with their
+/// header lines; the caller applies its cwd filter and takes the first. Unless
+/// `whole`, the scan stops at the first file that is named for the id (pi
+/// names files `<time>_<id>.jsonl`) and has it in its header: a file before it
+/// in that order (renamed or copied) still comes first, as in the
+/// reference, but the files after it cannot.
+pub fn files_with_id(dir: &Path, id: &str, whole: bool) -> std::io::Result<WithId> {
+    let names = session_names(dir)?;
+    let folder = Folder::open(dir)?;
+    let mut examined = names.len();
+    if !whole {
+        let suffix = format!("_{id}.jsonl");
+        if let Some(named) = names.iter().position(|name| {
+            name.as_encoded_bytes().ends_with(suffix.as_bytes())
+                && folder.header(name).is_some_and(|l| header_has_id(&l, id))
+        }) {
+            examined = named + 1;
+        }
+    }
+    let found = parallel_map(&names[..examined], threads(), |name| {
+        folder.header(name).filter(|line| header_has_id(line, id))
     });
-    Ok(files
-        .into_iter()
-        .zip(found)
-        .filter_map(|(path, line)| line.map(|l| (path, l)))
-        .collect())
+    Ok(WithId {
+        files: names
+            .iter()
+            .zip(found)
+            .filter_map(|(name, line)| line.map(|l| (dir.join(name), l)))
+            .collect(),
+        complete: examined == names.len(),
+    })
 }
 
 /// `findMostRecentSession`'s candidates: the `.jsonl` files of `dir`, newest
-/// mtime first (ties in directory order). `None` where the reference gives up
+/// mtime first (ties in `readdirSync` order). `None` where the reference gives up
 /// (the folder or a stat fails). The caller reads headers until one fits.
 pub fn recent_files(dir: &Path) -> Option<Vec<PathBuf>> {
-    let files = session_files(dir).ok()?;
-    let stats = parallel_map(&files, threads(), |path| {
-        fs::metadata(path)
-            .ok()
-            .map(|m| m.mtime() as f64 * 1e3 + m.mtime_nsec() as f64 / 1e6)
-    });
-    let mut dated: Vec<(PathBuf, f64)> = files
-        .into_iter()
+    let names = session_names(dir).ok()?;
+    let folder = Folder::open(dir).ok()?;
+    let stats = parallel_map(&names, threads(), |name| folder.mtime_ms(name));
+    let mut dated: Vec<(PathBuf, f64)> = names
+        .iter()
         .zip(stats)
-        .map(|(p, m)| m.map(|m| (p, m)))
+        .map(|(name, m)| m.map(|m| (dir.join(name), m)))
         .collect::<Option<_>>()?;
     dated.sort_by(|a, b| b.1.total_cmp(&a.1));
     Some(dated.into_iter().map(|(p, _)| p).collect())
@@ -122,14 +210,48 @@ mod tests {
                 .unwrap();
         }
         fs::write(dir.join("notes.txt"), "x").unwrap();
-        let found = files_with_id(&dir, "one").unwrap();
-        assert_eq!(found.len(), 2);
+        let found = files_with_id(&dir, "one", true).unwrap();
+        assert_eq!(found.files.len(), 2);
+        assert!(found.complete);
         let recent = recent_files(&dir).unwrap();
         let names: Vec<_> = recent
             .iter()
             .map(|p| p.file_name().unwrap().to_owned())
             .collect();
         assert_eq!(names, ["b.jsonl", "c.jsonl", "a.jsonl"]);
+        // Named for "two" but holding "one": the fast scan stops there, and the
+        // files before it in name order still come first.
+        fs::write(
+            dir.join("b_two.jsonl"),
+            "{\"type\":\"session\",\"id\":\"one\"}\n",
+        )
+        .unwrap();
+        fs::write(
+            dir.join("c_one.jsonl"),
+            "{\"type\":\"session\",\"id\":\"one\"}\n",
+        )
+        .unwrap();
+        let fast = files_with_id(&dir, "one", false).unwrap();
+        let names: Vec<_> = fast
+            .files
+            .iter()
+            .map(|(p, _)| p.file_name().unwrap().to_owned())
+            .collect();
+        assert_eq!(names, ["a.jsonl", "b_two.jsonl", "c.jsonl", "c_one.jsonl"]);
+        // c_one.jsonl is the last file: nothing was left out.
+        assert!(fast.complete);
+        fs::write(
+            dir.join("d.jsonl"),
+            "{\"type\":\"session\",\"id\":\"one\"}\n",
+        )
+        .unwrap();
+        let fast = files_with_id(&dir, "one", false).unwrap();
+        assert!(!fast.complete);
+        assert_eq!(fast.files.len(), 4);
+        assert_eq!(files_with_id(&dir, "one", true).unwrap().files.len(), 5);
+        fs::remove_file(dir.join("d.jsonl")).unwrap();
+        fs::remove_file(dir.join("b_two.jsonl")).unwrap();
+        fs::remove_file(dir.join("c_one.jsonl")).unwrap();
         std::os::unix::fs::symlink(dir.join("nowhere"), dir.join("d.jsonl")).unwrap();
         assert!(recent_files(&dir).is_none());
         fs::remove_dir_all(&dir).unwrap();
