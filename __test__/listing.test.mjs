@@ -182,6 +182,27 @@ test("odd folder: every listing variant, findById and continueRecent over all ca
 	});
 });
 
+test("list: ties of modified keep the reference's name order (non-ASCII, case, punctuation, equal under the collator)", async () => {
+	// Every file has the same activity time, so the order of the result is the order
+	// of the names by localeCompare (descending), which is not their byte order. The
+	// first list() of a folder reads it in another order and sorts afterwards; the
+	// second tells the scanner what it holds: both must give the reference's order.
+	const names = ["\u00e9", "e\u0301", "E", "e", "_a", "-a", "a", "B", "\u00e4", "z", "\u65e5\u672c", "10", "9", "a b", "A", "\u00c9", "ss", "\u00df", "x\u0000y"];
+	await differential("list ties", async (d) => {
+		const dir = (s) => s.sessionDir;
+		await d.setup((s) => {
+			fs.mkdirSync(dir(s), { recursive: true });
+			names.forEach((name, k) => {
+				if (name.includes("\u0000")) return; // not a valid file name
+				fs.writeFileSync(path.join(dir(s), `${name}.jsonl`), simpleSession(`tie-${k}`, CWD, { i: 7 }));
+			});
+		});
+		await d.step("list(cwd, dir), first call", (s) => s.SM.list(CWD, dir(s)), R);
+		await d.step("list(cwd, dir), second call", (s) => s.SM.list(CWD, dir(s)), R);
+		await d.step("listAll(dir)", (s) => s.SM.listAll(dir(s)), R);
+	});
+});
+
 test("findById: files named for an id, renamed and copied files, in directory order", async () => {
 	// pi names files <time>_<id>.jsonl, and ours looks at the file named for the id first:
 	// what it returns must still be the first file in directory order whose header has the

@@ -183,14 +183,18 @@ function tryInfo(file, summary, stats) {
 }
 
 /**
- * Summarizes `files` in Rust on threads of its own; `onLoaded(info, index)` is
- * called on this thread as each file finishes, in completion order like the
- * reference's concurrent loads. Rejects with the signal's reason on abort, or
- * with what `onLoaded` throws.
+ * Summarizes files in Rust on threads of its own: `source.files` (`{ path,
+ * stats? }` objects), or every `.jsonl` file of `source.dir` (listed in Rust;
+ * `source.prefix` + name is each path). `onLoaded(info, index)` is called on
+ * this thread as each file finishes, in completion order like the reference's
+ * concurrent loads; `onStart(total)` first. Resolves to `{ results, names }`
+ * (`names` for a folder: the names in readdir order, `null` if the folder
+ * cannot be read). Rejects with the signal's reason on abort, or with what
+ * `onLoaded` throws.
  */
-function loadInfos(files, onLoaded, signal) {
-  const results = new Array(files.length).fill(null);
-  if (files.length === 0) return Promise.resolve(results);
+function loadInfos(source, onLoaded, signal, onStart) {
+  const files = source.files;
+  if (files?.length === 0) return Promise.resolve({ results: [], names: null });
   signal?.throwIfAborted();
   applyCacheDir();
   return new Promise((resolve, reject) => {
@@ -198,65 +202,90 @@ function loadInfos(files, onLoaded, signal) {
     let failed = false;
     let throwsSeen = 0;
     let handle;
+    let results;
+    let names = null;
     const rejectOnly = (error) => reject(error);
     // What this listing told the scanner it holds; answers "unchanged" results.
-    const known = files.map((f) => infoCache.get(f.path));
+    const known = files ? files.map((f) => infoCache.get(f.path)) : [];
     const settle = (error) => {
       if (settled) return;
       settled = true;
       signal?.removeEventListener('abort', onAbort);
       if (error === undefined) {
-        resolve(results);
+        resolve({ results, names });
       } else {
         handle?.cancel();
         reject(error);
       }
     };
     const onAbort = () => settle(signal.reason);
-    handle = native.scanSessions(
-      files.map((f) => f.path),
-      known.map((k) => k?.token ?? 0),
-      (result) => {
-        if (settled) return;
-        if (result.index < 0) {
-          if (failed) settled = true;
-          else settle();
-          return;
+    const onResult = (result) => {
+      if (settled) return;
+      if (result.index < 0) {
+        if (failed) settled = true;
+        else settle();
+        return;
+      }
+      let file;
+      if (files) {
+        file = files[result.index];
+      } else {
+        names[result.index] = result.name;
+        file = { path: source.prefix + result.name };
+      }
+      let info = null;
+      const cached = result.unchanged ? known[result.index] : undefined;
+      if (cached) {
+        info = cached.info && copyInfo(cached);
+      } else if (result.summary && !result.failed) {
+        // `stats.mtime` rounds `mtimeMs` to the millisecond.
+        const stats = file.stats ?? { mtime: new Date(Math.round(result.mtimeMs)) };
+        info = tryInfo(file.path, result.summary, stats);
+        const header = result.summary.header;
+        infoCache.set(file.path, { token: result.token, header, info: info && copyInfo({ info, header }) });
+      } else {
+        infoCache.delete(file.path);
+      }
+      results[result.index] = info;
+      try {
+        onLoaded(info, result.index);
+      } catch (error) {
+        // As in the reference, whose loads run on ten workers: the first
+        // callback error rejects the listing, each error stops one worker,
+        // and the others keep loading (and reporting) until none is left.
+        throwsSeen++;
+        if (!failed) {
+          failed = true;
+          rejectOnly(error);
         }
-        const file = files[result.index];
-        let info = null;
-        const cached = result.unchanged ? known[result.index] : undefined;
-        if (cached) {
-          info = cached.info && copyInfo(cached);
-        } else if (result.summary && !result.failed) {
-          // `stats.mtime` rounds `mtimeMs` to the millisecond.
-          const stats = file.stats ?? { mtime: new Date(Math.round(result.mtimeMs)) };
-          info = tryInfo(file.path, result.summary, stats);
-          const header = result.summary.header;
-          infoCache.set(file.path, { token: result.token, header, info: info && copyInfo({ info, header }) });
-        } else {
-          infoCache.delete(file.path);
+        if (throwsSeen >= Math.min(REFERENCE_WORKERS, results.length)) {
+          settled = true;
+          signal?.removeEventListener('abort', onAbort);
+          handle.cancel();
         }
-        results[result.index] = info;
-        try {
-          onLoaded(info, result.index);
-        } catch (error) {
-          // As in the reference, whose loads run on ten workers: the first
-          // callback error rejects the listing, each error stops one worker,
-          // and the others keep loading (and reporting) until none is left.
-          throwsSeen++;
-          if (!failed) {
-            failed = true;
-            rejectOnly(error);
-          }
-          if (throwsSeen >= Math.min(REFERENCE_WORKERS, files.length)) {
-            settled = true;
-            signal?.removeEventListener('abort', onAbort);
-            handle.cancel();
-          }
-        }
-      },
-    );
+      }
+    };
+    if (files) {
+      handle = native.scanSessions(
+        files.map((f) => f.path),
+        known.map((k) => k?.token ?? 0),
+        onResult,
+      );
+    } else {
+      handle = native.scanSessionFolder(source.dir, onResult);
+      if (handle === null) {
+        settled = true;
+        resolve({ results: [], names: null });
+        return;
+      }
+    }
+    results = new Array(handle.files).fill(null);
+    if (!files) names = new Array(handle.files);
+    onStart?.(handle.files);
+    if (handle.files === 0) {
+      settle();
+      return;
+    }
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -279,28 +308,50 @@ function sortSessionInfos(sessions) {
   return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
 }
 
+/** Folders listed before in this process: their files' infos are cached. */
+const listedDirs = new Set();
+
 async function listSessionsFromDir(dir, onProgress, signal) {
   signal?.throwIfAborted();
   if (!fs.existsSync(dir)) return [];
   try {
-    const files = (await fsp.readdir(dir))
-      .filter((f) => f.endsWith('.jsonl'))
-      .sort((a, b) => collator.compare(b, a))
-      .map((f) => ({ path: path.join(dir, f) }));
-    const total = files.length;
+    let total = 0;
     const partial = [];
     let loaded = 0;
-    const results = await loadInfos(
-      files,
-      (info) => {
-        loaded++;
-        if (info) partial.push(info);
-        const publish = loaded === 1 || loaded % CURRENT_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === files.length;
-        onProgress?.(loaded, total, publish ? sortSessionInfos([...partial]) : undefined);
-      },
-      signal,
-    );
-    return results.filter((info) => info !== null);
+    const onLoaded = (info) => {
+      loaded++;
+      if (info) partial.push(info);
+      const publish = loaded === 1 || loaded % CURRENT_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === total;
+      onProgress?.(loaded, total, publish ? sortSessionInfos([...partial]) : undefined);
+    };
+    if (listedDirs.has(dir)) {
+      // Seen before: tell the scanner which summaries this process holds.
+      const files = (await fsp.readdir(dir))
+        .filter((f) => f.endsWith('.jsonl'))
+        .sort((a, b) => collator.compare(b, a))
+        .map((f) => ({ path: path.join(dir, f) }));
+      total = files.length;
+      const { results } = await loadInfos({ files }, onLoaded, signal);
+      return results.filter((info) => info !== null);
+    }
+    // First time: Rust lists the folder and reads it newest name first, and
+    // nothing is built here for a file before its result arrives. The
+    // reference's order (localeCompare, descending) decides only the order of
+    // the results (ties of `modified` keep it); progress lists follow
+    // completion order. Sorting indices in readdir order with the reference's
+    // comparator gives its permutation, ties included.
+    listedDirs.add(dir);
+    // path.join(dir, name) for a plain file name.
+    const prefix = path.join(dir, 'x').slice(0, -1);
+    const { results, names } = await loadInfos({ dir, prefix }, onLoaded, signal, (n) => {
+      total = n;
+    });
+    if (names === null) return [];
+    return names
+      .map((_, i) => i)
+      .sort((i, j) => collator.compare(names[j], names[i]))
+      .map((i) => results[i])
+      .filter((info) => info !== null);
   } catch {
     signal?.throwIfAborted();
     return [];
@@ -372,8 +423,8 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     let loaded = 0;
     let firstLoaded = false;
     const partial = [];
-    const results = await loadInfos(
-      candidates,
+    const { results } = await loadInfos(
+      { files: candidates },
       (info, index) => {
         loaded++;
         if (index === 0) firstLoaded = true;

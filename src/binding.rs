@@ -688,6 +688,8 @@ fn cache_dir_loaded() -> Option<std::path::PathBuf> {
 #[napi(object)]
 pub struct JsScanResult {
     pub index: i64,
+    /// The file's name, in a scan of a whole folder.
+    pub name: Option<String>,
     pub summary: Option<JsSessionSummary>,
     pub mtime_ms: Option<f64>,
     /// The file could not be read (the reference's summary is then null).
@@ -713,6 +715,7 @@ fn summary_js(s: listing::SessionSummary) -> JsSessionSummary {
 #[napi]
 pub struct ScanHandle {
     cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    files: u32,
 }
 
 #[napi]
@@ -722,6 +725,12 @@ impl ScanHandle {
         self.cancel
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
+
+    /// How many files the scan reports (before the end mark).
+    #[napi(getter)]
+    pub fn files(&self) -> u32 {
+        self.files
+    }
 }
 
 type ScanCallback = ThreadsafeFunction<JsScanResult, (), JsScanResult, Status, false>;
@@ -730,14 +739,42 @@ type ScanCallback = ThreadsafeFunction<JsScanResult, (), JsScanResult, Status, f
 /// each file as it finishes, then once with index -1.
 #[napi(catch_unwind)]
 pub fn scan_sessions(paths: Vec<String>, known: Vec<f64>, on_result: ScanCallback) -> ScanHandle {
+    let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
+    let known: Vec<u64> = known.into_iter().map(|t| t as u64).collect();
+    spawn_scan(paths, known, None, on_result)
+}
+
+/// `list()`'s scan of a whole folder: the `.jsonl` names of `dir` in the order
+/// `readdir` gives them (sorted by bytes), read newest name first. Each result
+/// carries its file's name and its index in that order; `null` if the folder
+/// cannot be read. JavaScript then holds no name or path before the first
+/// result arrives.
+#[napi(catch_unwind)]
+pub fn scan_session_folder(dir: String, on_result: ScanCallback) -> Option<ScanHandle> {
+    let dir = std::path::PathBuf::from(dir);
+    let names = crate::discovery::session_names_lossy(&dir).ok()?;
+    // Node decodes names as UTF-8 and opens the decoded path; so does this.
+    let paths = names.iter().rev().map(|n| dir.join(n)).collect();
+    Some(spawn_scan(paths, Vec::new(), Some(names), on_result))
+}
+
+/// With `names`, `paths` are those names in reverse, and results are reported
+/// by name and index in `names`.
+fn spawn_scan(
+    paths: Vec<std::path::PathBuf>,
+    known: Vec<u64>,
+    names: Option<Vec<String>>,
+    on_result: ScanCallback,
+) -> ScanHandle {
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = cancel.clone();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    let files = paths.len() as u32;
     std::thread::spawn(move || {
         let persistent = cache_dir_loaded();
-        let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
-        let known: Vec<u64> = known.into_iter().map(|t| t as u64).collect();
         let callback = &on_result;
+        let names = names.as_deref();
+        let last = paths.len().saturating_sub(1);
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             scanner::scan(
                 &SUMMARY_CACHE,
@@ -746,9 +783,14 @@ pub fn scan_sessions(paths: Vec<String>, known: Vec<f64>, on_result: ScanCallbac
                 threads,
                 &flag,
                 &|index, result| {
+                    let (index, name) = match names {
+                        Some(names) => (last - index, Some(names[last - index].clone())),
+                        None => (index, None),
+                    };
                     let message = match result {
                         Ok(r) => JsScanResult {
                             index: index as i64,
+                            name,
                             summary: r.summary.map(summary_js),
                             mtime_ms: Some(r.mtime_ms),
                             failed: false,
@@ -757,6 +799,7 @@ pub fn scan_sessions(paths: Vec<String>, known: Vec<f64>, on_result: ScanCallbac
                         },
                         Err(_) => JsScanResult {
                             index: index as i64,
+                            name,
                             summary: None,
                             mtime_ms: None,
                             failed: true,
@@ -771,6 +814,7 @@ pub fn scan_sessions(paths: Vec<String>, known: Vec<f64>, on_result: ScanCallbac
         on_result.call(
             JsScanResult {
                 index: -1,
+                name: None,
                 summary: None,
                 mtime_ms: None,
                 failed: false,
@@ -789,7 +833,7 @@ pub fn scan_sessions(paths: Vec<String>, known: Vec<f64>, on_result: ScanCallbac
             }
         }
     });
-    ScanHandle { cancel }
+    ScanHandle { cancel, files }
 }
 
 fn file_name(path: &std::path::Path) -> String {

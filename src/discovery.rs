@@ -34,6 +34,15 @@ fn session_names(dir: &Path) -> std::io::Result<Vec<OsString>> {
     Ok(names)
 }
 
+/// The `.jsonl` names of `dir` in `readdirSync` order, decoded as Node decodes
+/// them (invalid UTF-8 becomes replacement characters).
+pub fn session_names_lossy(dir: &Path) -> std::io::Result<Vec<String>> {
+    Ok(session_names(dir)?
+        .into_iter()
+        .map(|n| n.to_string_lossy().into_owned())
+        .collect())
+}
+
 /// A folder held open so that its files are opened and stat'ed relative to
 /// it: the kernel then resolves one name per file instead of the whole path.
 struct Folder<'a> {
