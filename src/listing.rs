@@ -149,11 +149,34 @@ fn join_string(value: Option<&JsValue>, out: &mut Vec<u8>) -> Result<(), Throws>
     Ok(())
 }
 
+/// `JSON.stringify` of WTF-8 text. Runs of bytes that need no escape (nearly
+/// all of a message text) are copied whole; the rest goes through
+/// `json::write_string`.
 fn literal(text: &[u8]) -> String {
-    let mut out = Vec::with_capacity(text.len() + 2);
-    json::write_string(&mut out, text);
-    // write_string escapes lone surrogates, so the literal is valid UTF-8.
-    String::from_utf8_lossy(&out).into_owned()
+    let mut out = Vec::with_capacity(text.len() + text.len() / 16 + 2);
+    out.push(b'"');
+    let mut start = 0;
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        // 0xED may start a lone surrogate, which is escaped.
+        if b >= 0x20 && b != b'"' && b != b'\\' && b != 0xED {
+            i += 1;
+            continue;
+        }
+        out.extend_from_slice(&text[start..i]);
+        let len = if b == 0xED { 3.min(text.len() - i) } else { 1 };
+        let mut escaped = Vec::with_capacity(8);
+        json::write_string(&mut escaped, &text[i..i + len]);
+        out.extend_from_slice(&escaped[1..escaped.len() - 1]);
+        i += len;
+        start = i;
+    }
+    out.extend_from_slice(&text[start..]);
+    out.push(b'"');
+    // Lone surrogates are escaped, so the literal is UTF-8 unless the text was
+    // not WTF-8 to begin with.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// A step of the reference's summary that throws in JavaScript (a null message,
@@ -600,6 +623,29 @@ mod tests {
         let numeric_name =
             b"{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"session_info\",\"name\":5}\n";
         assert_eq!(summarize_bytes(numeric_name), None);
+    }
+
+    #[test]
+    fn literals_match_write_string() {
+        let texts: [&[u8]; 8] = [
+            b"",
+            b"plain text",
+            b"quote \" backslash \\ newline \n tab \t nul \x00 del \x7f",
+            "caf\u{e9} \u{65e5}\u{672c} \u{1f600}".as_bytes(),
+            b"lone \xed\xa0\x80 high and \xed\xbf\xbf low",
+            "\u{d7ff} \u{e000} edge of the surrogates".as_bytes(),
+            b"cut at the end \xed\xa0",
+            b"\xed",
+        ];
+        for text in texts {
+            let mut expected = Vec::new();
+            json::write_string(&mut expected, text);
+            assert_eq!(
+                literal(text),
+                String::from_utf8_lossy(&expected),
+                "{text:?}"
+            );
+        }
     }
 
     #[test]

@@ -350,6 +350,9 @@ struct Continued {
     offset: u64,
     tail: Vec<u8>,
     result: Option<SessionSummary>,
+    /// Checksum of the first `HEAD_CHECK` bytes (at most up to `offset`), when
+    /// the read saw them.
+    head: Option<u64>,
 }
 
 /// Streams `[base, size)` of the file into `state`, a block of whole lines at
@@ -368,7 +371,18 @@ fn read_on(
     let mut offset = base;
     let mut tail = Vec::new();
     let mut last: Option<Summarizer> = None;
+    // The first bytes of a read from the start, for the head checksum (without
+    // opening the file again); only while the blocks are contiguous.
+    let mut head = (base == 0).then(Vec::new);
     let (_, unterminated) = store::for_each_block(&mut limited, span, |off, block| {
+        if let Some(bytes) = &mut head {
+            if off != bytes.len() as u64 && bytes.len() < HEAD_CHECK as usize {
+                head = None;
+            } else if bytes.len() < HEAD_CHECK as usize {
+                let take = block.len().min(HEAD_CHECK as usize - bytes.len());
+                bytes.extend_from_slice(&block[..take]);
+            }
+        }
         if block.last() != Some(&b'\n') {
             // The unterminated last line (it comes alone): it counts for this
             // result, but the state to continue from stops before it.
@@ -395,11 +409,16 @@ fn read_on(
         // The tail check covers the bytes before the last newline only.
         tail.clear();
     }
+    let head_len = offset.min(HEAD_CHECK) as usize;
+    let head = head
+        .filter(|bytes| bytes.len() >= head_len)
+        .map(|bytes| checksum(&bytes[..head_len]));
     Ok(Continued {
         state,
         offset,
         tail,
         result,
+        head,
     })
 }
 
@@ -459,7 +478,10 @@ pub fn summarize_cached(
     };
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     let result = read.result;
-    let head = head_of(path, read.offset).unwrap_or(0);
+    let head = read
+        .head
+        .or_else(|| head_of(path, read.offset))
+        .unwrap_or(0);
     cache.put(
         path,
         CacheEntry {
