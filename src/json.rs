@@ -164,8 +164,22 @@ impl<'a> Cursor<'a> {
 
     /// Skips a string starting at the opening quote; returns the raw span between
     /// the quotes and whether it holds escapes.
+    #[inline]
     pub fn skip_string(&mut self) -> Result<(usize, usize, bool), SyntaxError> {
         self.expect(b'"')?;
+        let start = self.i;
+        // Keys, ids and timestamps: most strings are short and plain.
+        if let Some(end) = short_plain_string(&self.s[start..]) {
+            self.i = start + end + 1;
+            return Ok((start, start + end, false));
+        }
+        self.skip_long_string()
+    }
+
+    /// `skip_string` after the opening quote, for strings the short path
+    /// does not take.
+    #[inline(never)]
+    fn skip_long_string(&mut self) -> Result<(usize, usize, bool), SyntaxError> {
         let start = self.i;
         let s = self.s;
         // Text with an escape every few bytes (tool output full of `\n` and
@@ -175,10 +189,6 @@ impl<'a> Cursor<'a> {
         // looked at one by one. Anything unusual (a control byte, a bad escape,
         // no closing quote) goes to the byte-at-a-time scan, which also decides
         // where the error is reported (see `prefix_is_invalid`).
-        if let Some(end) = short_plain_string(&s[start..]) {
-            self.i = start + end + 1;
-            return Ok((start, start + end, false));
-        }
         let mut block = start;
         let mut carry = 0u64;
         let mut any_escape = false;
@@ -310,7 +320,7 @@ impl<'a> Cursor<'a> {
     /// Skips one complete value of any depth without recursion.
     pub fn skip_value(&mut self) -> Result<(), SyntaxError> {
         // Open containers: true for an object, false for an array.
-        let mut stack: Vec<bool> = Vec::new();
+        let mut stack = ContainerStack::default();
         'value: loop {
             self.skip_ws();
             match self.peek().ok_or(SyntaxError)? {
@@ -349,7 +359,7 @@ impl<'a> Cursor<'a> {
             }
             // A value is complete: close containers or move to the next member.
             loop {
-                let Some(&is_object) = stack.last() else {
+                let Some(is_object) = stack.last() else {
                     return Ok(());
                 };
                 self.skip_ws();
@@ -427,30 +437,72 @@ unsafe fn find_string_special_sse2(s: &[u8]) -> usize {
 }
 
 /// The closing quote of a string (from just after its opening quote) that
-/// ends within 16 bytes with nothing to unescape: keys, ids, timestamps.
+/// ends within 32 bytes with nothing to unescape: keys, ids, timestamps.
 #[inline]
 fn short_plain_string(s: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
-    if s.len() >= 16 {
+    if s.len() >= 32 {
         use std::arch::x86_64::*;
-        // SAFETY: SSE2 is part of the x86_64 baseline; the load is within `s`.
+        // SAFETY: SSE2 is part of the x86_64 baseline; the loads are within `s`.
         let (quote, other) = unsafe {
-            let v = _mm_loadu_si128(s.as_ptr() as *const __m128i);
-            let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
-            let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-            (
-                _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8))) as u32,
-                _mm_movemask_epi8(_mm_or_si128(control, backslash)) as u32,
-            )
+            let masks = |v: __m128i| {
+                let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+                let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+                (
+                    _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8))) as u32,
+                    _mm_movemask_epi8(_mm_or_si128(control, backslash)) as u32,
+                )
+            };
+            let (q0, o0) = masks(_mm_loadu_si128(s.as_ptr() as *const __m128i));
+            let (q1, o1) = masks(_mm_loadu_si128(s.as_ptr().add(16) as *const __m128i));
+            (q0 | q1 << 16, o0 | o1 << 16)
         };
         let before = quote.wrapping_sub(1) & !quote;
         return (quote != 0 && other & before == 0).then(|| quote.trailing_zeros() as usize);
     }
     let end = s
         .iter()
-        .take(16)
+        .take(32)
         .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
     (s[end] == b'"').then_some(end)
+}
+
+/// The open containers of `skip_value`: the first 64 levels as bits (no
+/// allocation for the usual shallow line), deeper ones in a vector.
+#[derive(Default)]
+struct ContainerStack {
+    bits: u64,
+    len: usize,
+    deeper: Vec<bool>,
+}
+
+impl ContainerStack {
+    #[inline]
+    fn push(&mut self, is_object: bool) {
+        if self.len < 64 {
+            self.bits = (self.bits & !(1 << self.len)) | (is_object as u64) << self.len;
+        } else {
+            self.deeper.push(is_object);
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    fn pop(&mut self) {
+        self.len -= 1;
+        if self.len >= 64 {
+            self.deeper.pop();
+        }
+    }
+
+    #[inline]
+    fn last(&self) -> Option<bool> {
+        match self.len {
+            0 => None,
+            n if n <= 64 => Some(self.bits >> (n - 1) & 1 == 1),
+            _ => self.deeper.last().copied(),
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -1146,6 +1198,24 @@ pub fn rewrite_line(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skip_value_tracks_containers_beyond_64_levels() {
+        for depth in [1, 63, 64, 65, 200] {
+            let open = "[{\"a\":".repeat(depth);
+            let close = "}]".repeat(depth);
+            let good = format!("{open}1{close}");
+            let mut cur = Cursor::new(good.as_bytes());
+            assert_eq!(cur.skip_value(), Ok(()), "{depth}");
+            assert_eq!(cur.i, good.len());
+            // The innermost object closed as an array, and the outermost array
+            // closed as an object: both are errors at any depth.
+            let inner = format!("{open}1]{}", &close[1..]);
+            assert_eq!(Cursor::new(inner.as_bytes()).skip_value(), Err(SyntaxError));
+            let outer = format!("{open}1{}}}", &close[..close.len() - 1]);
+            assert_eq!(Cursor::new(outer.as_bytes()).skip_value(), Err(SyntaxError));
+        }
+    }
 
     #[test]
     fn skip_string_by_blocks_matches_the_bytewise_scan() {

@@ -355,6 +355,15 @@ struct Continued {
     head: Option<u64>,
 }
 
+/// Files up to this size are read in one piece.
+const WHOLE_READ: u64 = 8 << 20;
+/// A thread keeps a read buffer up to this size for its next file.
+const KEPT_BUFFER: usize = 2 << 20;
+
+thread_local! {
+    static READ_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// Streams `[base, size)` of the file into `state`, a block of whole lines at
 /// a time, holding at most one read buffer plus the longest line in memory.
 fn read_on(
@@ -374,7 +383,7 @@ fn read_on(
     // The first bytes of a read from the start, for the head checksum (without
     // opening the file again); only while the blocks are contiguous.
     let mut head = (base == 0).then(Vec::new);
-    let (_, unterminated) = store::for_each_block(&mut limited, span, |off, block| {
+    let mut visit = |off: u64, block: &[u8]| {
         if let Some(bytes) = &mut head {
             if off != bytes.len() as u64 && bytes.len() < HEAD_CHECK as usize {
                 head = None;
@@ -400,7 +409,33 @@ fn read_on(
         tail.extend_from_slice(&block[block.len().saturating_sub(TAIL_CHECK)..]);
         let excess = tail.len().saturating_sub(TAIL_CHECK);
         tail.drain(..excess);
-    })?;
+    };
+    let unterminated = if span <= WHOLE_READ {
+        // One read into this thread's buffer, kept from file to file: no
+        // fresh (zeroed, faulted-in) buffer per file. `for_each_block` reads a
+        // file this size in one buffer too, so the blocks are the same.
+        READ_BUFFER.with_borrow_mut(|buf| {
+            buf.clear();
+            buf.reserve(span as usize + 1);
+            limited
+                .read_to_end(buf)
+                .map_err(|e| IoFailure::new(&e, "read", None))?;
+            let lines = memchr::memrchr(b'\n', buf).map_or(0, |nl| nl + 1);
+            if lines > 0 {
+                visit(0, &buf[..lines]);
+            }
+            if lines < buf.len() {
+                visit(lines as u64, &buf[lines..]);
+            }
+            let unterminated = lines < buf.len();
+            if buf.capacity() > KEPT_BUFFER {
+                *buf = Vec::new();
+            }
+            Ok::<bool, IoFailure>(unterminated)
+        })?
+    } else {
+        store::for_each_block(&mut limited, span, visit)?.1
+    };
     let result = match last {
         Some(end_state) => end_state.finish(),
         None => state.finish(),
