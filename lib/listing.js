@@ -145,8 +145,8 @@ function sessionInfo(file, summary, stats) {
     created: new Date(header.timestamp),
     modified,
     messageCount: summary.messageCount,
-    firstMessage: JSON.parse(summary.firstMessage) || '(no messages)',
-    allMessagesText: JSON.parse(summary.allMessagesText),
+    firstMessage: (summary.firstMessage ?? JSON.parse(summary.firstMessageLiteral)) || '(no messages)',
+    allMessagesText: summary.allMessagesText ?? JSON.parse(summary.allMessagesTextLiteral),
   };
 }
 

@@ -617,14 +617,20 @@ pub fn new_session_id() -> String {
     uuid::Uuid::now_v7().hyphenated().to_string()
 }
 
+/// Texts come as strings when they are UTF-8 (nearly always), or else as
+/// JSON literals (`...Literal`): only JSON escapes carry lone surrogates to
+/// JavaScript intact.
 #[napi(object)]
 pub struct JsSessionSummary {
     pub header: String,
     pub message_count: u32,
-    pub first_message: String,
-    pub all_messages_text: String,
+    pub first_message: Option<String>,
+    pub first_message_literal: Option<String>,
+    pub all_messages_text: Option<String>,
+    pub all_messages_text_literal: Option<String>,
     pub last_activity: Option<f64>,
     pub unparsed_times: Vec<String>,
+    /// A JSON literal.
     pub name: Option<String>,
 }
 
@@ -699,12 +705,24 @@ pub struct JsScanResult {
     pub unchanged: bool,
 }
 
+/// A text as a string, or else as a JSON literal.
+fn text_js(text: Vec<u8>) -> (Option<String>, Option<String>) {
+    match String::from_utf8(text) {
+        Ok(text) => (Some(text), None),
+        Err(e) => (None, Some(listing::text_literal(e.as_bytes()))),
+    }
+}
+
 fn summary_js(s: listing::SessionSummary) -> JsSessionSummary {
+    let (first_message, first_message_literal) = text_js(s.first_message);
+    let (all_messages_text, all_messages_text_literal) = text_js(s.all_messages_text);
     JsSessionSummary {
         header: s.header,
         message_count: s.message_count,
-        first_message: s.first_message,
-        all_messages_text: s.all_messages_text,
+        first_message,
+        first_message_literal,
+        all_messages_text,
+        all_messages_text_literal,
         last_activity: s.last_activity,
         unparsed_times: s.unparsed_times,
         name: s.name,

@@ -11,8 +11,8 @@ use crate::json::{self, Cursor, JsValue, SyntaxError};
 pub fn encode_summary(summary: &SessionSummary, out: &mut crate::scanner::Encoder) {
     out.bytes(summary.header.as_bytes());
     out.u64(summary.message_count as u64);
-    out.bytes(summary.first_message.as_bytes());
-    out.bytes(summary.all_messages_text.as_bytes());
+    out.bytes(&summary.first_message);
+    out.bytes(&summary.all_messages_text);
     out.opt_f64(summary.last_activity);
     out.strings(&summary.unparsed_times);
     out.opt_bytes(summary.name.as_deref().map(str::as_bytes));
@@ -22,8 +22,8 @@ pub fn decode_summary(input: &mut crate::scanner::Decoder) -> Option<SessionSumm
     Some(SessionSummary {
         header: input.string()?,
         message_count: input.u64()? as u32,
-        first_message: input.string()?,
-        all_messages_text: input.string()?,
+        first_message: input.bytes()?.to_vec(),
+        all_messages_text: input.bytes()?.to_vec(),
         last_activity: input.opt_f64()?,
         unparsed_times: input.strings()?,
         name: input.opt_string()?,
@@ -35,10 +35,10 @@ pub struct SessionSummary {
     /// The header line, for JavaScript to read id, cwd, parentSession, timestamp.
     pub header: String,
     pub message_count: u32,
-    /// Texts as JSON string literals: they may hold lone surrogates, which only
-    /// JSON escapes carry to JavaScript intact.
-    pub first_message: String,
-    pub all_messages_text: String,
+    /// Texts as WTF-8: UTF-8 that may also hold lone surrogates (see
+    /// `text_literal` for those).
+    pub first_message: Vec<u8>,
+    pub all_messages_text: Vec<u8>,
     /// Largest activity time known here (numeric message timestamps, ISO entry
     /// timestamps); `None` when there was none.
     pub last_activity: Option<f64>,
@@ -152,7 +152,7 @@ fn join_string(value: Option<&JsValue>, out: &mut Vec<u8>) -> Result<(), Throws>
 /// `JSON.stringify` of WTF-8 text. Runs of bytes that need no escape (nearly
 /// all of a message text) are copied whole; the rest goes through
 /// `json::write_string`.
-fn literal(text: &[u8]) -> String {
+pub fn text_literal(text: &[u8]) -> String {
     let mut out = Vec::with_capacity(text.len() + text.len() / 16 + 2);
     out.push(b'"');
     let mut start = 0;
@@ -544,11 +544,11 @@ impl Summarizer {
         Some(SessionSummary {
             header: self.header.clone()?,
             message_count: self.message_count,
-            first_message: literal(&self.first_message),
-            all_messages_text: literal(&self.all),
+            first_message: self.first_message.clone(),
+            all_messages_text: self.all.clone(),
             last_activity: self.last_activity,
             unparsed_times: self.unparsed_times.clone(),
-            name: self.name.as_deref().map(literal),
+            name: self.name.as_deref().map(text_literal),
         })
     }
 }
@@ -577,8 +577,8 @@ mod tests {
         );
         let s = summarize_bytes(file.as_bytes()).unwrap();
         assert_eq!(s.message_count, 3);
-        assert_eq!(s.first_message, "\"first\"");
-        assert_eq!(s.all_messages_text, "\"hi there first\"");
+        assert_eq!(s.first_message, b"first");
+        assert_eq!(s.all_messages_text, b"hi there first");
         assert_eq!(s.name.as_deref(), Some("\"named\""));
         assert_eq!(s.last_activity, Some(1704153600000.0));
     }
@@ -587,14 +587,15 @@ mod tests {
     fn lone_surrogates_survive_as_escapes() {
         let file = "{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"a\\ud800b\"}}\n";
         let s = summarize_bytes(file.as_bytes()).unwrap();
-        assert_eq!(s.first_message, "\"a\\ud800b\"");
+        assert_eq!(s.first_message, b"a\xed\xa0\x80b");
+        assert_eq!(text_literal(&s.first_message), "\"a\\ud800b\"");
     }
 
     #[test]
     fn invalid_utf8_becomes_replacement_characters() {
         let file = b"{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"<\xed\xa0A>\"}}\n";
         let s = summarize_bytes(file).unwrap();
-        assert_eq!(s.first_message, "\"<\u{fffd}\u{fffd}A>\"");
+        assert_eq!(s.first_message, "<\u{fffd}\u{fffd}A>".as_bytes());
     }
 
     #[test]
@@ -608,7 +609,7 @@ mod tests {
         };
         assert_eq!(
             summarize_bytes(deep(100).as_bytes()).unwrap().first_message,
-            "\"1\""
+            b"1"
         );
         assert_eq!(summarize_bytes(deep(100_000).as_bytes()), None);
     }
@@ -641,7 +642,7 @@ mod tests {
             let mut expected = Vec::new();
             json::write_string(&mut expected, text);
             assert_eq!(
-                literal(text),
+                text_literal(text),
                 String::from_utf8_lossy(&expected),
                 "{text:?}"
             );

@@ -161,8 +161,8 @@ pub struct SummaryCache {
 
 /// The persistent cache file: a magic line, then entries, then a checksum of
 /// everything before it. Anything else in that file is ignored.
-const CACHE_FILE: &str = "pi-session-native-listing.v2.bin";
-const CACHE_MAGIC: &[u8; 16] = b"PISN-LISTING-v2\n";
+const CACHE_FILE: &str = "pi-session-native-listing.v3.bin";
+const CACHE_MAGIC: &[u8; 16] = b"PISN-LISTING-v3\n";
 
 fn checksum(bytes: &[u8]) -> u64 {
     // FNV-1a: enough to tell a torn or foreign file from ours.
@@ -609,10 +609,10 @@ mod tests {
         .unwrap();
         let second = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
         assert_eq!(second.message_count, 2);
-        assert_eq!(second.all_messages_text, "\"one two\"");
+        assert_eq!(second.all_messages_text, b"one two");
         writeln!(f, "\"content\":\"three\"}}}}").unwrap();
         let third = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
-        assert_eq!(third.all_messages_text, "\"one two three\"");
+        assert_eq!(third.all_messages_text, b"one two three");
         // The same as reading it cold.
         let cold = summarize_cached(&SummaryCache::default(), &path, 0).unwrap();
         assert_eq!(cold.summary.unwrap(), third);
@@ -631,7 +631,7 @@ mod tests {
             .set_modified(later)
             .unwrap();
         let rewritten = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
-        assert_eq!(rewritten.first_message, "\"uno\"");
+        assert_eq!(rewritten.first_message, b"uno");
         // A rewrite that grew and kept the old end, but changed the start.
         let before = fs::read_to_string(&path).unwrap();
         fs::write(
@@ -640,11 +640,11 @@ mod tests {
         )
         .unwrap();
         let changed_head = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
-        assert_eq!(changed_head.first_message, "\"one\"");
+        assert_eq!(changed_head.first_message, b"one");
         // A rewrite that grew but changed the bytes before the old end too.
         fs::write(&path, format!("{HEADER}{}{}", user("eins"), user("zwei"))).unwrap();
         let regrown = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
-        assert_eq!(regrown.all_messages_text, "\"eins zwei\"");
+        assert_eq!(regrown.all_messages_text, b"eins zwei");
         fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -672,7 +672,7 @@ mod tests {
             .write_all(user("more").as_bytes())
             .unwrap();
         let grown = summarize_cached(&fresh, &path, 0).unwrap().summary.unwrap();
-        assert_eq!(grown.all_messages_text, "\"persisted more\"");
+        assert_eq!(grown.all_messages_text, b"persisted more");
         // A torn file and a foreign file are ignored.
         let file = store_dir.join(CACHE_FILE);
         let bytes = fs::read(&file).unwrap();
