@@ -630,11 +630,12 @@ pub fn unescape(raw: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(raw.len());
     let mut i = 0;
     while i < raw.len() {
-        let b = raw[i];
-        if b != b'\\' {
-            out.push(b);
-            i += 1;
-            continue;
+        // The text between escapes is copied a run at a time.
+        let run = memchr::memchr(b'\\', &raw[i..]).unwrap_or(raw.len() - i);
+        out.extend_from_slice(&raw[i..i + run]);
+        i += run;
+        if i == raw.len() {
+            break;
         }
         let c = raw[i + 1];
         i += 2;
