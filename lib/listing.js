@@ -184,8 +184,7 @@ function tryInfo(file, summary, stats) {
 
 /**
  * Summarizes files in Rust on threads of its own: `source.files` (`{ path,
- * stats? }` objects), or every `.jsonl` file of `source.dir` (listed in Rust;
- * `source.prefix` + name is each path). `onLoaded(info, index)` is called on
+ * stats? }` objects), or every `.jsonl` file of `source.dir` (listed in Rust). `onLoaded(info, index)` is called on
  * this thread as each file finishes, in completion order like the reference's
  * concurrent loads; `onStart(total)` first. Resolves to `{ results, names }`
  * (`names` for a folder: the names in readdir order, `null` if the folder
@@ -231,7 +230,9 @@ function loadInfos(source, onLoaded, signal, onStart) {
         file = files[result.index];
       } else {
         names[result.index] = result.name;
-        file = { path: source.prefix + result.name };
+        // path.join as the later listings build it: the same string for the
+        // infoCache key (a concatenation makes a rope that is slower to look up).
+        file = { path: path.join(source.dir, result.name) };
       }
       let info = null;
       const cached = result.unchanged ? known[result.index] : undefined;
@@ -341,9 +342,7 @@ async function listSessionsFromDir(dir, onProgress, signal) {
     // completion order. Sorting indices in readdir order with the reference's
     // comparator gives its permutation, ties included.
     listedDirs.add(dir);
-    // path.join(dir, name) for a plain file name.
-    const prefix = path.join(dir, 'x').slice(0, -1);
-    const { results, names } = await loadInfos({ dir, prefix }, onLoaded, signal, (n) => {
+    const { results, names } = await loadInfos({ dir }, onLoaded, signal, (n) => {
       total = n;
     });
     if (names === null) return [];

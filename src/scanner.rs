@@ -298,13 +298,27 @@ impl SummaryCache {
         self.len() == 0
     }
 
-    /// Drops files that no longer exist.
+    /// Drops files that no longer exist. The files are checked without the
+    /// lock held: a listing that starts meanwhile is not kept waiting for
+    /// thousands of stats.
     pub fn prune(&self) {
+        let Ok(paths) = self
+            .entries
+            .lock()
+            .map(|map| map.keys().cloned().collect::<Vec<_>>())
+        else {
+            return;
+        };
+        let gone: Vec<PathBuf> = paths.into_iter().filter(|p| !p.exists()).collect();
+        if gone.is_empty() {
+            return;
+        }
         if let Ok(mut map) = self.entries.lock() {
-            let before = map.len();
-            map.retain(|path, _| path.exists());
-            if map.len() != before {
-                self.dirty.store(true, Ordering::Relaxed);
+            for path in gone {
+                // Unless it came back meanwhile (and may hold a fresh entry).
+                if !path.exists() && map.remove(&path).is_some() {
+                    self.dirty.store(true, Ordering::Relaxed);
+                }
             }
         }
     }
