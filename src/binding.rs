@@ -351,6 +351,17 @@ impl NativeSession {
         self.inner.index.branch(from.as_deref()).into()
     }
 
+    /// `branch` into `out`: the path's length, or -1 when `out` is too short.
+    #[napi(catch_unwind)]
+    pub fn branch_into(&self, from: Option<String>, mut out: Uint32Array) -> i64 {
+        // Safety: JavaScript cannot run while this synchronous call holds the slice.
+        let out = unsafe { out.as_mut() };
+        match self.inner.index.branch_into(from.as_deref(), out) {
+            Some(len) => len as i64,
+            None => -1,
+        }
+    }
+
     #[napi(catch_unwind)]
     pub fn children(&self, parent: String) -> Uint32Array {
         self.inner.index.children(&parent).into()

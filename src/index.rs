@@ -4,7 +4,7 @@
 //! Positions are indexes into the session's file entries (header included), the
 //! same positions the JavaScript side caches entry objects under.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::entry::{EntryMeta, Key, Kind, Role, NULL_KEY, UNDEFINED_KEY};
 
@@ -284,6 +284,28 @@ impl EntryIndex {
         self.walk_to_root(from.and_then(|k| self.get(k)))
     }
 
+    /// `branch` written into `out`, root first; the path's length, or `None` when
+    /// `out` is too short for it. A buffer the caller keeps spares an allocation
+    /// per call on paths of many thousand entries.
+    pub fn branch_into(&self, from: Option<&str>, out: &mut [u32]) -> Option<usize> {
+        let start = from.and_then(|k| self.get(k));
+        let mut len = 0;
+        let mut current = start.unwrap_or(NO_PARENT);
+        while current != NO_PARENT {
+            if len == out.len() {
+                // Too short, or a parent cycle: the checked walk decides.
+                let path = self.walk_to_root_checked(start);
+                out.get_mut(..path.len())?.copy_from_slice(&path);
+                return Some(path.len());
+            }
+            out[len] = current;
+            len += 1;
+            current = self.parents[current as usize];
+        }
+        out[..len].reverse();
+        Some(len)
+    }
+
     /// The path of the manager's own leaf over `getEntries()`.
     pub fn leaf_path(&self) -> Vec<u32> {
         self.session_path(self.leaf_arg(), self.last_entry())
@@ -393,7 +415,7 @@ impl EntryIndex {
             }
         }
         let entries = self.context_entries(path)?;
-        let mut edit_of: HashMap<&str, u32> = HashMap::new();
+        let mut edit_of: HashMap<&str, u32> = HashMap::default();
         for &p in &entries {
             let meta = self.meta(p);
             if meta.kind == Kind::ContextEdit {
@@ -577,6 +599,28 @@ mod tests {
         ]);
         assert_eq!(idx.branch(Some("b")), vec![1, 2]);
         assert_eq!(idx.leaf_path(), vec![1, 2]);
+    }
+
+    #[test]
+    fn branch_into_matches_branch_or_says_too_short() {
+        let idx = index(&[
+            r#"{"type":"session","id":"s"}"#,
+            &msg("a", None, "user", T1),
+            &msg("b", Some("a"), "user", T1),
+            &msg("c", Some("b"), "user", T1),
+        ]);
+        let mut out = [0u32; 8];
+        assert_eq!(idx.branch_into(Some("c"), &mut out), Some(3));
+        assert_eq!(out[..3], idx.branch(Some("c"))[..]);
+        assert_eq!(idx.branch_into(Some("nope"), &mut out), Some(0));
+        assert_eq!(idx.branch_into(Some("c"), &mut out[..2]), None);
+        let cyclic = index(&[
+            r#"{"type":"session","id":"s"}"#,
+            &msg("a", Some("b"), "user", T1),
+            &msg("b", Some("a"), "user", T1),
+        ]);
+        assert_eq!(cyclic.branch_into(Some("b"), &mut out), Some(2));
+        assert_eq!(out[..2], [1, 2]);
     }
 
     #[test]

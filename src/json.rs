@@ -8,8 +8,8 @@
 //! iterative (no recursion, so any nesting depth works), strings kept as WTF-8 so
 //! lone surrogates survive, numbers as f64 formatted with `ryu_js` like JavaScript.
 
+use foldhash::HashMap;
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 /// A parsed JSON value, as `JSON.parse` would build it.
 #[derive(Debug, Clone, PartialEq)]

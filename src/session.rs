@@ -2,8 +2,8 @@
 //! This is the state behind the JavaScript `SessionManager`; JavaScript keeps only
 //! the entry objects it has handed out.
 
+use foldhash::HashSet;
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -510,8 +510,8 @@ impl Session {
         line: Option<Vec<u8>>,
         flush: Option<Vec<(u32, Vec<u8>)>>,
     ) -> Result<u32, SessionError> {
-        let path = self.file.clone();
-        match (&line, flush, &path) {
+        let mut line = line;
+        match (line.as_mut(), flush, &self.file) {
             (Some(line), Some(flush), Some(path)) => {
                 let content = self.content_with(&flush, Some(line))?;
                 store::create_new(path, &content)?;
@@ -519,10 +519,11 @@ impl Session {
                 self.flushed = true;
             }
             (Some(line), None, Some(path)) => {
-                let mut data = Vec::with_capacity(line.len() + 1);
-                data.extend_from_slice(line);
-                data.push(b'\n');
-                store::Appender::append(&mut self.appender, path, &data)?;
+                // The newline goes on the caller's buffer so the write needs no copy.
+                line.push(b'\n');
+                let written = store::Appender::append(&mut self.appender, path, line);
+                line.pop();
+                written?;
             }
             _ => {}
         }
@@ -579,7 +580,7 @@ impl Session {
             labels: Vec::new(),
             label_parents: Vec::new(),
         };
-        let mut replacement_of_label: std::collections::HashMap<&str, Key> = Default::default();
+        let mut replacement_of_label: foldhash::HashMap<&str, Key> = Default::default();
         let mut pending_labels: Vec<&str> = Vec::new();
         let mut parent: Option<Key> = None;
         let mut metas = vec![header];
