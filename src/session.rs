@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use crate::assembly::{self, Assembly};
 use crate::entry::{read_line, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY};
 use crate::index::{EntryIndex, NullishMessage};
 use crate::json::{self, JsValue};
@@ -91,12 +92,12 @@ pub struct BranchOutcome {
     pub label_parents: Vec<Option<Key>>,
 }
 
-/// Patched lines of a branched session: their text one after the other, each
-/// followed by `\n`, and each entry's (start, length) in it (`None`: pending).
+/// One part of a branched session's path: its lines, each followed by `\n`.
 #[derive(Default)]
 struct Patched {
-    bytes: Vec<u8>,
-    spans: Vec<Option<(usize, usize)>>,
+    assembly: Assembly,
+    /// Each entry's place in `assembly` (`None`: only the JavaScript object exists).
+    spans: Vec<Option<(u64, usize)>>,
 }
 
 /// See `Session::lines_split`.
@@ -614,28 +615,31 @@ impl Session {
             outcome.parents.push(parent.replace(meta.id.clone()));
             outcome.first_kept.push(first_kept);
         }
-        // The new file's text as one buffer, with each entry's place in it
-        // (`None`: only the JavaScript object exists).
-        let mut content = Vec::new();
-        let mut spans: Vec<Option<(usize, usize)>> = Vec::new();
+        // The new file as pieces: the header, the path's lines (most copied from
+        // the old file as they are), then the recreated labels. Spans are each
+        // entry's place in the new file (`None`: only the JavaScript object exists).
+        let mut head = Assembly::default();
+        let mut spans: Vec<Option<(u64, usize)>> = Vec::new();
         match &header_line {
             Some(line) => {
                 spans.push(Some((0, line.len())));
-                content.extend_from_slice(line);
-                content.push(b'\n');
+                head.write(line);
+                head.write(b"\n");
             }
             None => spans.push(None),
         }
-        let patched = self.patched_lines(&outcome)?;
-        let base = content.len();
-        content.extend_from_slice(&patched.bytes);
-        drop(patched.bytes);
-        spans.extend(
-            patched
-                .spans
-                .into_iter()
-                .map(|s| s.map(|(at, len)| (base + at, len))),
-        );
+        let mut parts = vec![head];
+        let mut base = parts[0].len();
+        for part in self.patched_lines(&outcome)? {
+            spans.extend(
+                part.spans
+                    .into_iter()
+                    .map(|s| s.map(|(at, len)| (base + at, len))),
+            );
+            base += part.assembly.len();
+            parts.push(part.assembly);
+        }
+        let mut labels = Assembly::default();
         // The first recreated label hangs off `lastEntry?.id || null`.
         if parent
             .as_deref()
@@ -668,9 +672,9 @@ impl Session {
             match self.line(label_position)? {
                 Some(old) => {
                     let line = label_line(&old, &id, parent.as_deref(), target)?;
-                    spans.push(Some((content.len(), line.len())));
-                    content.extend_from_slice(&line);
-                    content.push(b'\n');
+                    spans.push(Some((base + labels.len(), line.len())));
+                    labels.write(&line);
+                    labels.write(b"\n");
                 }
                 None => spans.push(None),
             }
@@ -687,24 +691,38 @@ impl Session {
             let path = new_file
                 .clone()
                 .ok_or_else(|| SessionError::Message("no session file".into()))?;
-            store::replace(&path, &content)?;
+            parts.push(labels);
+            store::replace_with(&path, |file| {
+                assembly::write_parts(file, self.source.as_ref(), &parts)
+            })?;
             source = Some(store::open_read(&path)?);
             flushed = true;
+        } else {
+            parts.push(labels);
         }
         // Written: lines are read back from the new file on demand; otherwise
         // each keeps its own text.
-        let lines: Vec<Line> = spans
-            .into_iter()
-            .map(|span| match (span, &source) {
-                (None, _) => Line::Pending,
-                (Some((at, len)), Some(_)) => Line::File {
-                    offset: at as u64,
-                    len,
-                },
-                (Some((at, len)), None) => Line::Owned(content[at..at + len].into()),
-            })
-            .collect();
-        drop(content);
+        let lines: Vec<Line> = match &source {
+            Some(_) => spans
+                .into_iter()
+                .map(|span| match span {
+                    None => Line::Pending,
+                    Some((offset, len)) => Line::File { offset, len },
+                })
+                .collect(),
+            None => {
+                let content = assembly::read_parts(self.source.as_ref(), &parts)?;
+                spans
+                    .into_iter()
+                    .map(|span| match span {
+                        None => Line::Pending,
+                        Some((at, len)) => {
+                            Line::Owned(content[at as usize..at as usize + len].into())
+                        }
+                    })
+                    .collect()
+            }
+        };
         if self.persist {
             self.set_file(new_file);
         }
@@ -716,15 +734,14 @@ impl Session {
     }
 
     /// The kept entries' lines with their new parentId (and firstKeptEntryId),
-    /// patched as text where the line is canonical.
-    fn patched_lines(&self, outcome: &BranchOutcome) -> Result<Patched, SessionError> {
+    /// in parts (one per thread), in order.
+    fn patched_lines(&self, outcome: &BranchOutcome) -> Result<Vec<Patched>, SessionError> {
         const PARALLEL_FROM: usize = 4096;
         let count = outcome.kept.len();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let threads = reader_threads();
         if threads < 2 || count < PARALLEL_FROM {
-            return self.patched_range(outcome, 0, count);
+            return Ok(vec![self.patched_range(outcome, 0, count)?]);
         }
-        // Parts of the path patched on several threads, joined in order.
         let bounds: Vec<usize> = (0..=threads).map(|t| count * t / threads).collect();
         let parts: Vec<Result<Patched, SessionError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = bounds
@@ -739,21 +756,12 @@ impl Session {
                 .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .collect()
         });
-        let mut all = Patched::default();
-        for part in parts {
-            let part = part?;
-            let base = all.bytes.len();
-            all.bytes.extend_from_slice(&part.bytes);
-            all.spans.extend(
-                part.spans
-                    .into_iter()
-                    .map(|s| s.map(|(at, len)| (base + at, len))),
-            );
-        }
-        Ok(all)
+        parts.into_iter().collect()
     }
 
-    /// `patched_lines` for the kept entries `from..to`.
+    /// `patched_lines` for the kept entries `from..to`. A canonical file line whose
+    /// parentId (and firstKeptEntryId) stay the same is copied as it is, with its
+    /// newline; other lines are patched as text.
     fn patched_range(
         &self,
         outcome: &BranchOutcome,
@@ -778,6 +786,19 @@ impl Session {
             }
             changes
         };
+        // Whether the patch would write the same values the line already has.
+        let unchanged = |i: usize| {
+            let meta = self.index.meta(outcome.kept[i]);
+            let same_parent = match outcome.parents[i].as_deref() {
+                None => &*meta.parent == NULL_KEY,
+                Some(k) => *meta.parent == *k && key_value(k).is_some(),
+            };
+            let same_first_kept = match outcome.first_kept[i].as_deref() {
+                None => true,
+                Some(k) => *meta.first_kept == *k && key_value(k).is_some(),
+            };
+            same_parent && same_first_kept
+        };
         let unreadable = |_| SessionError::Message("Unreadable entry line".into());
         let mut out = Patched::default();
         let mut failure = None;
@@ -794,13 +815,26 @@ impl Session {
             }
             let mut k = i;
             self.each_line(&outcome.kept[i..run_end], |old| {
-                match json::patch_line(old, &changes_of(k)) {
-                    Ok(new) => {
-                        out.spans.push(Some((out.bytes.len(), new.len())));
-                        out.bytes.extend_from_slice(&new);
-                        out.bytes.push(b'\n');
+                let at = out.assembly.len();
+                let in_file = match self.lines.get(outcome.kept[k] as usize) {
+                    Some(Line::File { offset, len }) if *len == old.len() => Some(*offset),
+                    _ => None,
+                };
+                match in_file {
+                    Some(offset) if unchanged(k) && json::canonical_members(old).is_some() => {
+                        out.assembly.copy(offset, old.len() as u64 + 1);
+                        out.spans.push(Some((at, old.len())));
                     }
-                    Err(e) => failure = Some(e),
+                    _ => match json::patch_line(old, &changes_of(k)) {
+                        Ok(new) => {
+                            out.spans.push(Some((at, new.len())));
+                            out.assembly.write_with(|b| {
+                                b.extend_from_slice(&new);
+                                b.push(b'\n');
+                            });
+                        }
+                        Err(e) => failure = Some(e),
+                    },
                 }
                 k += 1;
             })?;
@@ -970,9 +1004,10 @@ pub fn fork_file(
         return Ok(None);
     }
     let mut input = store::open_read(source)?;
-    let mut content = Vec::new();
-    content.extend_from_slice(header_line);
-    content.push(b'\n');
+    // Lines already in JSON.stringify form are copied from the source by the kernel.
+    let mut content = Assembly::default();
+    content.write(header_line);
+    content.write(b"\n");
     // The new file's index, built as it is written, so it need not be read again.
     let mut metas = vec![match read_line(header_line) {
         LineRead::Entry(m) => m,
@@ -988,7 +1023,7 @@ pub fn fork_file(
     let hint = input.metadata().map_or(0, |m| m.len());
     let threads = reader_threads();
     let copying = target.is_some();
-    let (_, unterminated) = store::for_each_block(&mut input, hint, |_, block| {
+    let (_, unterminated) = store::for_each_block(&mut input, hint, |block_offset, block| {
         if valid == Some(false) || failure.is_some() {
             return;
         }
@@ -1016,20 +1051,28 @@ pub fn fork_file(
                 continue;
             }
             let at = content.len();
-            match rewritten {
-                None => content.extend_from_slice(&block[start..start + len]),
-                Some(Ok(canonical)) => content.extend_from_slice(&canonical),
+            let written = match rewritten {
+                // With its newline: every line but an unterminated last one has
+                // one, and that one gets it before the copy (below).
+                None => {
+                    content.copy(block_offset + start as u64, len as u64 + 1);
+                    len
+                }
+                Some(Ok(canonical)) => {
+                    content.write(&canonical);
+                    content.write(b"\n");
+                    canonical.len()
+                }
                 Some(Err(())) => {
                     failure = Some(SessionError::Message("Unreadable entry line".into()));
                     return;
                 }
-            }
+            };
             lines.push(Line::File {
-                offset: at as u64,
-                len: content.len() - at,
+                offset: at,
+                len: written,
             });
             metas.push(meta);
-            content.push(b'\n');
         }
     })?;
     if let Some(e) = failure {
@@ -1044,7 +1087,9 @@ pub fn fork_file(
     let mut forked = Session::new(true);
     if let Some(target) = target {
         std::fs::create_dir_all(dir).map_err(|e| IoFailure::new(&e, "mkdir", Some(dir)))?;
-        store::create_new(target, &content)?;
+        store::create_new_with(target, |file| {
+            assembly::write_parts(file, Some(&input), &[content])
+        })?;
         forked.source = Some(store::open_read(target)?);
         forked.index = EntryIndex::from_metas(metas);
         forked.lines = lines;

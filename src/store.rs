@@ -216,15 +216,26 @@ impl Appender {
 
 /// Creates a new file that must not exist yet (`wx`), with all of `data`.
 pub fn create_new(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
-    let mut file = OpenOptions::new()
+    create_new_with(path, |mut file| {
+        file.write_all(data)
+            .map_err(|e| IoFailure::new(&e, "write", None))
+    })
+}
+
+/// `create_new` with the content written by `write`; a failed write removes the file.
+pub fn create_new_with(
+    path: &Path,
+    write: impl FnOnce(&File) -> Result<(), IoFailure>,
+) -> Result<(), IoFailure> {
+    let file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
         .map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
-    if let Err(e) = file.write_all(data) {
+    if let Err(e) = write(&file) {
         drop(file);
         let _ = fs::remove_file(path);
-        return Err(IoFailure::new(&e, "write", None));
+        return Err(e);
     }
     Ok(())
 }
@@ -233,6 +244,17 @@ pub fn create_new(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
 /// same folder, flushed, then renamed over the original. The reference truncates
 /// first, so a failure half-way destroys the session; here the old file survives.
 pub fn replace(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
+    replace_with(path, |mut file| {
+        file.write_all(data)
+            .map_err(|e| IoFailure::new(&e, "write", None))
+    })
+}
+
+/// `replace` with the content written by `write`.
+pub fn replace_with(
+    path: &Path,
+    write: impl FnOnce(&File) -> Result<(), IoFailure>,
+) -> Result<(), IoFailure> {
     // Write through a symlink to its target, as truncating in place would.
     let target: PathBuf = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = target.parent().unwrap_or(Path::new("."));
@@ -243,13 +265,12 @@ pub fn replace(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
     let temp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
     let existing = fs::metadata(&target).ok();
     let result = (|| {
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&temp)
             .map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
-        file.write_all(data)
-            .map_err(|e| IoFailure::new(&e, "write", None))?;
+        write(&file)?;
         // Replacing a session: its new content must be on disk before the rename
         // drops the old one. A brand-new file (a branched session) replaces
         // nothing, so a crash can only lose the new file itself.
