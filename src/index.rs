@@ -25,6 +25,11 @@ pub struct OrderedMap {
 }
 
 impl OrderedMap {
+    pub fn reserve(&mut self, additional: usize) {
+        self.slot_of.reserve(additional);
+        self.slots.reserve(additional);
+    }
+
     pub fn get(&self, key: &str) -> Option<u32> {
         self.slot_of
             .get(key)
@@ -189,6 +194,8 @@ impl EntryIndex {
     pub fn from_metas(metas: Vec<EntryMeta>) -> EntryIndex {
         let mut index = EntryIndex::default();
         index.metas.reserve(metas.len());
+        index.parents.reserve(metas.len());
+        index.by_id.reserve(metas.len());
         for meta in metas {
             index.push(meta);
         }

@@ -340,24 +340,18 @@ impl Session {
         if !path.exists() {
             return Ok(OpenOutcome::Missing);
         }
-        let mut source = store::open_read(path)?;
-        let hint = source.metadata().map_or(0, |m| m.len());
-        let mut metas = Vec::new();
-        let mut lines = Vec::new();
-        let threads = reader_threads();
-        let (size, unterminated) = store::for_each_block(&mut source, hint, |offset, block| {
-            let entries = map_lines(block, threads, |line| match read_line(line) {
+        let source = store::open_read(path)?;
+        let (entries, size, unterminated) =
+            read_lines_parallel(&source, |line| match read_line(line) {
                 LineRead::Entry(meta) => Some(meta),
                 LineRead::Skipped => None,
-            });
-            for (start, len, meta) in entries {
-                metas.push(meta);
-                lines.push(Line::File {
-                    offset: offset + start as u64,
-                    len,
-                });
-            }
-        })?;
+            })?;
+        let mut metas = Vec::with_capacity(entries.len());
+        let mut lines = Vec::with_capacity(entries.len());
+        for (offset, len, meta) in entries {
+            metas.push(meta);
+            lines.push(Line::File { offset, len });
+        }
         let Some(first) = metas.first() else {
             return if size == 0 {
                 Ok(OpenOutcome::EmptyFile)
@@ -662,7 +656,7 @@ impl Session {
             let source = self.index.meta(label_position);
             let mut meta = EntryMeta::opaque();
             meta.kind = Kind::Label;
-            meta.id = id.clone().into_boxed_str();
+            meta.id = id.clone().into();
             meta.id_is_string = true;
             meta.parent = parent.clone().unwrap_or_else(|| NULL_KEY.into());
             meta.parent_truthy = parent.is_some();
@@ -681,7 +675,7 @@ impl Session {
             metas.push(meta);
             outcome.labels.push((label_position, id.clone()));
             outcome.label_parents.push(parent.clone());
-            parent = Some(id.into_boxed_str());
+            parent = Some(id.into());
         }
         let index = EntryIndex::from_metas(metas);
         let mut flushed = false;
@@ -877,55 +871,80 @@ fn label_line(
     Ok(json::stringify(&JsValue::Obj(members)))
 }
 
-/// Applies `f` to every line of a block of whole lines (`\n`-separated, the
-/// last one possibly unterminated) and keeps (start in block, length, result)
-/// where it gives `Some`, in order. A block of 1 MiB or more is split at line
-/// boundaries across `threads` threads.
-fn map_lines<T: Send>(
-    block: &[u8],
-    threads: usize,
-    f: impl Fn(&[u8]) -> Option<T> + Sync,
-) -> Vec<(usize, usize, T)> {
-    const PARALLEL_FROM: usize = 1 << 20;
-    let read_part = |start: usize, end: usize| {
-        let mut out = Vec::new();
-        let part = &block[start..end];
-        let mut line_start = 0;
-        let mut emit = |from: usize, to: usize| {
-            if let Some(v) = f(&part[from..to]) {
-                out.push((start + from, to - from, v));
-            }
-        };
-        for nl in memchr::memchr_iter(b'\n', part) {
-            emit(line_start, nl);
-            line_start = nl + 1;
+/// The lines of `block` that `f` keeps, as (start, length, value).
+fn map_lines<T>(block: &[u8], f: impl Fn(&[u8]) -> Option<T>) -> Vec<(usize, usize, T)> {
+    let mut out = Vec::new();
+    let mut line_start = 0;
+    let mut emit = |from: usize, to: usize| {
+        if let Some(v) = f(&block[from..to]) {
+            out.push((from, to - from, v));
         }
-        if line_start < part.len() {
-            emit(line_start, part.len());
-        }
-        out
     };
-    if threads < 2 || block.len() < PARALLEL_FROM {
-        return read_part(0, block.len());
+    for nl in memchr::memchr_iter(b'\n', block) {
+        emit(line_start, nl);
+        line_start = nl + 1;
     }
-    let mut cuts = vec![0];
-    for k in 1..threads {
-        let target = (block.len() * k / threads).max(*cuts.last().unwrap_or(&0));
-        if let Some(nl) = memchr::memchr(b'\n', &block[target..]) {
-            let cut = target + nl + 1;
-            if cut < block.len() {
-                cuts.push(cut);
+    if line_start < block.len() {
+        emit(line_start, block.len());
+    }
+    out
+}
+
+/// Lines kept as (offset, length, value), the length read and whether the last
+/// line had no `\n`.
+type LinesRead<T> = (Vec<(u64, usize, T)>, u64, bool);
+
+/// Every line of `file` that `f` keeps, as (offset, length, value) in file order,
+/// and the file's length and whether its last line has no `\n`. Each thread
+/// reads and reads through its own range of whole lines, so the copying out of
+/// the page cache is shared too.
+fn read_lines_parallel<T: Send>(
+    file: &File,
+    f: impl Fn(&[u8]) -> Option<T> + Sync,
+) -> Result<LinesRead<T>, IoFailure> {
+    const PARALLEL_FROM: u64 = 4 << 20;
+    let size = file.metadata().map_or(0, |m| m.len());
+    let threads = reader_threads();
+    let mut starts = vec![0u64];
+    if threads > 1 && size >= PARALLEL_FROM {
+        for t in 1..threads as u64 {
+            // A split inside a huge line is given up rather than read through twice.
+            match store::line_start_from(file, size * t / threads as u64, 16 << 20)? {
+                Some(at) if at > *starts.last().unwrap_or(&0) && at < size => starts.push(at),
+                _ => {}
             }
         }
     }
-    cuts.push(block.len());
-    let parts: Vec<Vec<(usize, usize, T)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = cuts
-            .windows(2)
-            .map(|w| {
-                let (start, end) = (w[0], w[1]);
-                let read_part = &read_part;
-                scope.spawn(move || read_part(start, end))
+    type Part<T> = Result<LinesRead<T>, IoFailure>;
+    let read_range = |start: u64, end: Option<u64>| -> Part<T> {
+        let mut out = Vec::new();
+        let mut reader = store::RangeReader {
+            file,
+            pos: start,
+            end,
+        };
+        let hint = end.unwrap_or(size).saturating_sub(start);
+        let (len, unterminated) = store::for_each_block(&mut reader, hint, |offset, block| {
+            let at = start + offset;
+            out.extend(
+                map_lines(block, &f)
+                    .into_iter()
+                    .map(|(from, len, v)| (at + from as u64, len, v)),
+            );
+        })?;
+        Ok((out, start + len, unterminated))
+    };
+    let ends: Vec<Option<u64>> = starts[1..].iter().map(|&e| Some(e)).chain([None]).collect();
+    if starts.len() == 1 {
+        return read_range(0, None);
+    }
+    let parts: Vec<Part<T>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = starts
+            .iter()
+            .zip(&ends)
+            .map(|(&start, &end)| {
+                let read_range = &read_range;
+                scope.spawn(move || read_range(start, end))
             })
             .collect();
         handles
@@ -935,7 +954,14 @@ fn map_lines<T: Send>(
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
-    parts.into_iter().flatten().collect()
+    let mut all = Vec::new();
+    let mut last = (0, false);
+    for part in parts {
+        let (lines, end, unterminated) = part?;
+        all.extend(lines);
+        last = (end, unterminated);
+    }
+    Ok((all, last.0, last.1))
 }
 
 fn reader_threads() -> usize {
@@ -1003,7 +1029,7 @@ pub fn fork_file(
     if !source.exists() {
         return Ok(None);
     }
-    let mut input = store::open_read(source)?;
+    let input = store::open_read(source)?;
     // Lines already in JSON.stringify form are copied from the source by the kernel.
     let mut content = Assembly::default();
     content.write(header_line);
@@ -1020,61 +1046,54 @@ pub fn fork_file(
     // None until the first entry is seen; then whether it is a valid header.
     let mut valid: Option<bool> = None;
     let mut failure: Option<SessionError> = None;
-    let hint = input.metadata().map_or(0, |m| m.len());
-    let threads = reader_threads();
     let copying = target.is_some();
-    let (_, unterminated) = store::for_each_block(&mut input, hint, |block_offset, block| {
-        if valid == Some(false) || failure.is_some() {
-            return;
-        }
-        // Each entry's index fields, and its new text where the line is not
-        // already in JSON.stringify form (None: copied as it is).
-        let entries = map_lines(block, threads, |line| {
-            let LineRead::Entry(meta) = read_line(line) else {
-                return None;
-            };
-            let as_is = !copying
-                || meta.kind == Kind::Session
-                || json::canonical_members(line).is_some()
-                || !line.starts_with(b"{") && is_canonical_value(line);
-            let rewritten = (!as_is).then(|| json::rewrite_line(line, |_| {}).map_err(|_| ()));
-            Some((meta, rewritten))
-        });
-        for (start, len, (meta, rewritten)) in entries {
-            if valid.is_none() {
-                valid = Some(meta.kind == Kind::Session && meta.id_is_string);
-            }
-            if valid == Some(false) {
-                return;
-            }
-            if meta.kind == Kind::Session || !copying {
-                continue;
-            }
-            let at = content.len();
-            let written = match rewritten {
-                // With its newline: every line but an unterminated last one has
-                // one, and that one gets it before the copy (below).
-                None => {
-                    content.copy(block_offset + start as u64, len as u64 + 1);
-                    len
-                }
-                Some(Ok(canonical)) => {
-                    content.write(&canonical);
-                    content.write(b"\n");
-                    canonical.len()
-                }
-                Some(Err(())) => {
-                    failure = Some(SessionError::Message("Unreadable entry line".into()));
-                    return;
-                }
-            };
-            lines.push(Line::File {
-                offset: at,
-                len: written,
-            });
-            metas.push(meta);
-        }
+    // Each entry's index fields, and its new text where the line is not already
+    // in JSON.stringify form (None: copied as it is).
+    let (entries, _, unterminated) = read_lines_parallel(&input, |line| {
+        let LineRead::Entry(meta) = read_line(line) else {
+            return None;
+        };
+        let as_is = !copying
+            || meta.kind == Kind::Session
+            || json::canonical_members(line).is_some()
+            || !line.starts_with(b"{") && is_canonical_value(line);
+        let rewritten = (!as_is).then(|| json::rewrite_line(line, |_| {}).map_err(|_| ()));
+        Some((meta, rewritten))
     })?;
+    for (offset, len, (meta, rewritten)) in entries {
+        if valid.is_none() {
+            valid = Some(meta.kind == Kind::Session && meta.id_is_string);
+        }
+        if valid == Some(false) {
+            break;
+        }
+        if meta.kind == Kind::Session || !copying {
+            continue;
+        }
+        let at = content.len();
+        let written = match rewritten {
+            // With its newline: every line but an unterminated last one has one,
+            // and that one gets it before the copy (below).
+            None => {
+                content.copy(offset, len as u64 + 1);
+                len
+            }
+            Some(Ok(canonical)) => {
+                content.write(&canonical);
+                content.write(b"\n");
+                canonical.len()
+            }
+            Some(Err(())) => {
+                failure = Some(SessionError::Message("Unreadable entry line".into()));
+                break;
+            }
+        };
+        lines.push(Line::File {
+            offset: at,
+            len: written,
+        });
+        metas.push(meta);
+    }
     if let Some(e) = failure {
         return Err(e);
     }
@@ -1112,6 +1131,58 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("pisn-session-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    #[test]
+    fn parallel_line_reading_equals_one_pass() {
+        let dir = temp_dir();
+        let path = dir.join("lines.jsonl");
+        // About 9 MiB: lines of many lengths, blank lines, a line of 3 MiB that a
+        // split point lands in, and no newline at the end.
+        let mut data = Vec::new();
+        let mut n = 0u64;
+        let mut big = false;
+        while data.len() < 9 << 20 {
+            n += 1;
+            match n % 7 {
+                0 => data.extend_from_slice(b"\n"),
+                // From about 3 to 6 MiB: across the middle, where two threads split.
+                _ if data.len() > 3 << 20 && !std::mem::replace(&mut big, true) => {
+                    data.extend_from_slice(format!("\"{}\"", "y".repeat(3 << 20)).as_bytes())
+                }
+                _ => data.extend_from_slice(
+                    format!("\"{}\"", "x".repeat((n * 37 % 5000) as usize)).as_bytes(),
+                ),
+            }
+            data.extend_from_slice(b"\n");
+        }
+        data.extend_from_slice(b"\"last\"");
+        std::fs::write(&path, &data).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let keep = |line: &[u8]| (!line.is_empty()).then_some(line.len());
+        let (parallel, size, unterminated) = read_lines_parallel(&file, keep).unwrap();
+        let mut one_pass = Vec::new();
+        let (size1, unterminated1) = store::for_each_line(
+            &mut std::fs::File::open(&path).unwrap(),
+            data.len() as u64,
+            |at, line| {
+                if let Some(v) = keep(line) {
+                    one_pass.push((at, line.len(), v));
+                }
+            },
+        )
+        .unwrap();
+        assert!(reader_threads() < 2 || parallel.len() > 1000);
+        let first_difference = parallel.iter().zip(&one_pass).position(|(a, b)| a != b);
+        assert_eq!(
+            first_difference,
+            None,
+            "{:?}",
+            first_difference.map(|i| (&parallel[i], &one_pass[i]))
+        );
+        assert_eq!(parallel.len(), one_pass.len());
+        assert_eq!((size, unterminated), (size1, unterminated1));
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     fn meta(line: &str) -> EntryMeta {
