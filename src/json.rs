@@ -349,21 +349,10 @@ fn string_body_from(s: &[u8], mut i: usize, mut escaped: bool) -> Result<(usize,
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 unsafe fn string_body_avx2(s: &[u8], from: usize) -> Result<(usize, bool), usize> {
-    use std::arch::x86_64::*;
-    let quote = _mm256_set1_epi8(b'"' as i8);
-    let backslash = _mm256_set1_epi8(b'\\' as i8);
-    let control_max = _mm256_set1_epi8(0x1f);
-    let special = |v: __m256i| {
-        let control = _mm256_cmpeq_epi8(_mm256_min_epu8(v, control_max), v);
-        let stop = _mm256_or_si256(_mm256_cmpeq_epi8(v, quote), _mm256_cmpeq_epi8(v, backslash));
-        _mm256_movemask_epi8(_mm256_or_si256(stop, control)) as u32 as u64
-    };
     let mut escaped = false;
     let mut i = from;
     'step: while i + 64 <= s.len() {
-        let a = special(_mm256_loadu_si256(s.as_ptr().add(i) as *const __m256i));
-        let b = special(_mm256_loadu_si256(s.as_ptr().add(i + 32) as *const __m256i));
-        let mut mask = a | (b << 32);
+        let mut mask = string_specials_64(s.as_ptr().add(i));
         while mask != 0 {
             let at = i + mask.trailing_zeros() as usize;
             match s[at] {
@@ -436,9 +425,12 @@ unsafe fn find_string_special_sse2(s: &[u8]) -> usize {
     find_string_special_scalar(s, i)
 }
 
+/// Bit i set when byte i of the 64 at `p` is a quote, a backslash or a control
+/// character.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn find_string_special_avx2(s: &[u8]) -> usize {
+#[inline]
+unsafe fn string_specials_64(p: *const u8) -> u64 {
     use std::arch::x86_64::*;
     let quote = _mm256_set1_epi8(b'"' as i8);
     let backslash = _mm256_set1_epi8(b'\\' as i8);
@@ -448,11 +440,17 @@ unsafe fn find_string_special_avx2(s: &[u8]) -> usize {
         let stop = _mm256_or_si256(_mm256_cmpeq_epi8(v, quote), _mm256_cmpeq_epi8(v, backslash));
         _mm256_movemask_epi8(_mm256_or_si256(stop, control)) as u32 as u64
     };
+    let a = special(_mm256_loadu_si256(p as *const __m256i));
+    let b = special(_mm256_loadu_si256(p.add(32) as *const __m256i));
+    a | (b << 32)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn find_string_special_avx2(s: &[u8]) -> usize {
     let mut i = 0;
     while i + 64 <= s.len() {
-        let a = special(_mm256_loadu_si256(s.as_ptr().add(i) as *const __m256i));
-        let b = special(_mm256_loadu_si256(s.as_ptr().add(i + 32) as *const __m256i));
-        let mask = a | (b << 32);
+        let mask = string_specials_64(s.as_ptr().add(i));
         if mask != 0 {
             return i + mask.trailing_zeros() as usize;
         }
