@@ -84,6 +84,10 @@ pub struct EntryIndex {
     parents: Vec<u32>,
     /// Entries whose parentId names no entry yet, by that id.
     waiting: HashMap<Key, Vec<u32>>,
+    /// For a prefix of the positions: the first of the run of positions before
+    /// it that are each the parent of the next (a branch written in order), so a
+    /// walk copies a run instead of hopping through it entry by entry.
+    runs: Vec<u32>,
 }
 
 const NO_PARENT: u32 = u32::MAX;
@@ -148,13 +152,35 @@ impl EntryIndex {
                 return position;
             }
             if let Some(children) = self.waiting.remove(&meta.id) {
+                // A waiting child gets a parent after it, never the position
+                // before it, so the runs it belongs to stay as they are.
                 for child in children {
                     self.parents[child as usize] = position;
                 }
             }
         }
+        if self.runs.len() == position as usize {
+            self.push_run(position);
+        }
         self.finish_push(meta, position);
         position
+    }
+
+    fn push_run(&mut self, position: u32) {
+        let p = position as usize;
+        let run = if p > 0 && self.parents[p] == position - 1 {
+            self.runs[p - 1]
+        } else {
+            position
+        };
+        self.runs.push(run);
+    }
+
+    /// Runs for every position (after parents changed behind the prefix).
+    fn refresh_runs(&mut self) {
+        for p in self.runs.len()..self.parents.len() {
+            self.push_run(p as u32);
+        }
     }
 
     /// Resolves every entry's parent through `byId` again.
@@ -175,6 +201,8 @@ impl EntryIndex {
             }
             self.parents.push(parent.unwrap_or(NO_PARENT));
         }
+        self.runs.clear();
+        self.refresh_runs();
     }
 
     fn finish_push(&mut self, meta: EntryMeta, position: u32) {
@@ -199,6 +227,7 @@ impl EntryIndex {
         for meta in metas {
             index.push(meta);
         }
+        index.refresh_runs();
         index
     }
 
@@ -299,15 +328,21 @@ impl EntryIndex {
         let mut len = 0;
         let mut current = start.unwrap_or(NO_PARENT);
         while current != NO_PARENT {
-            if len == out.len() {
+            let c = current as usize;
+            // A run ends in a parent jump, so a cycle still grows the path.
+            let run = self.runs.get(c).map_or(c, |&r| r as usize);
+            let count = c - run + 1;
+            if len + count > out.len() {
                 // Too short, or a parent cycle: the checked walk decides.
                 let path = self.walk_to_root_checked(start);
                 out.get_mut(..path.len())?.copy_from_slice(&path);
                 return Some(path.len());
             }
-            out[len] = current;
-            len += 1;
-            current = self.parents[current as usize];
+            for (slot, p) in out[len..len + count].iter_mut().zip((run..=c).rev()) {
+                *slot = p as u32;
+            }
+            len += count;
+            current = self.parents[run];
         }
         out[..len].reverse();
         Some(len)
@@ -628,6 +663,43 @@ mod tests {
         ]);
         assert_eq!(cyclic.branch_into(Some("b"), &mut out), Some(2));
         assert_eq!(out[..2], [1, 2]);
+    }
+
+    #[test]
+    fn branch_into_follows_runs_through_late_repeated_and_cyclic_parents() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..200 {
+            let mut idx = index(&[r#"{"type":"session","id":"s"}"#]);
+            let mut out = vec![0u32; 64];
+            for i in 1..40u64 {
+                // Mostly each entry the child of the one before, some jumps, some
+                // parents that come later or never, some ids used twice.
+                let id = if next(8) == 0 { next(i) } else { i };
+                let parent = match next(10) {
+                    0 => None,
+                    1 => Some(i + 1 + next(3)),
+                    2 => Some(next(i)),
+                    _ => Some(i - 1),
+                };
+                let parent = parent.map(|p| format!("e{p}"));
+                let line = msg(&format!("e{id}"), parent.as_deref(), "user", T1);
+                let LineRead::Entry(m) = read_line(line.as_bytes()) else {
+                    panic!()
+                };
+                idx.push(m);
+                for k in 0..=i {
+                    let key = format!("e{k}");
+                    let n = idx.branch_into(Some(&key), &mut out).expect("fits");
+                    assert_eq!(out[..n], idx.branch(Some(&key))[..], "from {key} after {i}");
+                }
+            }
+        }
     }
 
     #[test]
