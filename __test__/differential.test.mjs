@@ -622,6 +622,32 @@ test("SessionManager.forkFrom", async () => {
 	}, { keep: FIXED_KEEP });
 });
 
+// Lines pi itself would not write: branching and forking copy the lines already in
+// JSON.stringify form as they are and rewrite the others, which must come out the same.
+test("createBranchedSession and forkFrom over lines copied as they are and rewritten", async () => {
+	const t = (n) => `"2024-01-01T00:00:0${n}.000Z"`;
+	const lines = [
+		`{"type":"session","version":3,"id":"mixed","timestamp":${t(0)},"cwd":"/work/mixed"}`,
+		`{"type":"message","id":"a1","parentId":null,"timestamp":${t(1)},"message":{"role":"user","content":"hi","timestamp":1}}`,
+		`{ "type": "message", "id": "a2", "parentId": "a1", "timestamp": ${t(2)}, "message": {"role":"assistant","content":[{"type":"text","text":"caf\\u00e9 \\/"}]} }`,
+		`{"type":"label","id":"l1","parentId":"a2","timestamp":${t(3)},"targetId":"a1","label":"start"}`,
+		`{"type":"message","id":"a3","parentId":"l1","timestamp":${t(4)},"message":{"role":"user","content":"after the label","timestamp":3}}`,
+		`{"type":"compaction","id":"c1","parentId":"a3","timestamp":${t(5)},"summary":"so far","firstKeptEntryId":"l1","tokensBefore":10}`,
+		`{"type":"message","id":"a4","parentId":"c1","timestamp":${t(6)},"message":{"role":"user","content":"x","timestamp":1.0,"2":"b","1":"a"}}`,
+		`{"type":"message","id":"a5","parentId":"a4","timestamp":${t(7)},"message":{"role":"user","content":"crlf","timestamp":5}}\r`,
+		`{"type":"message","id":"a6","parentId":"a5","parentId":"a5","timestamp":${t(8)},"message":{"role":"user","content":"twice","timestamp":6}}`,
+		`{"type":"message","id":"a7","parentId":"a6","timestamp":${t(9)},"message":{"role":"user","content":"last \\"quoted\\" \\n","timestamp":7}}`,
+	];
+	await differential("mixed lines", async (d) => {
+		await writeBoth(d, "files/mixed.jsonl", `${lines.join("\n")}\n`);
+		await d.step("open", (s) => s.SM.open(s.p("files/mixed.jsonl"), s.sessionDir));
+		await d.step("createBranchedSession from the leaf", (s) => s.sm.createBranchedSession(s.sm.getLeafId()));
+		await d.step("entries of the branched session", (s) => s.sm.getEntries());
+		await d.step("forkFrom the file", (s) => s.SM.forkFrom(s.p("files/mixed.jsonl"), s.cwd, s.sessionDir));
+		await d.step("entries of the fork", (s) => s.sm.getEntries());
+	}, { keep: FIXED_KEEP });
+});
+
 /** Sessions in the default dir, a custom dir, and other project dirs under the agent dir, with fixed mtimes. */
 async function populateSessionDirs(d) {
 	await d.setup((s) => {

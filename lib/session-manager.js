@@ -46,6 +46,8 @@ class SessionManager {
   #cwd;
   #sessionDir;
   #persist;
+  /** Reused by getBranch(): positions of the path, root first. */
+  #pathBuffer = new Uint32Array(64);
 
   constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries, openedNative) {
     this.#cwd = paths.resolvePath(cwd);
@@ -82,9 +84,8 @@ class SessionManager {
     return entry;
   }
 
-  #allAt(positions) {
+  #allAt(positions, count = positions.length) {
     const objects = this.#objects;
-    const count = positions.length;
     const out = new Array(count);
     let missing;
     for (let i = 0; i < count; i++) {
@@ -470,7 +471,12 @@ class SessionManager {
 
   getBranch(fromId) {
     const start = fromId ?? this.#leaf();
-    return this.#allAt(this.#native.branch(start ? keyOf(start) : undefined));
+    const key = start ? keyOf(start) : undefined;
+    const count = this.#native.branchInto(key, this.#pathBuffer);
+    if (count >= 0) return this.#allAt(this.#pathBuffer, count);
+    // A path never has more entries than the session: this size fits from now on.
+    this.#pathBuffer = new Uint32Array(this.#native.entryCount() + 64);
+    return this.#allAt(this.#native.branch(key));
   }
 
   buildContextEntries() {

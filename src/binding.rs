@@ -5,7 +5,7 @@ use napi::bindgen_prelude::*;
 use napi::JsString;
 use napi_derive::napi;
 
-use crate::entry::{EntryMeta, Kind, Role};
+use crate::entry::{EntryMeta, Key, Kind, Role};
 use crate::index::{EntryIndex, LeafArg};
 use crate::listing;
 use crate::migrate::{self, FirstKept, V1Change};
@@ -63,14 +63,14 @@ impl From<JsEntryMeta> for EntryMeta {
         };
         EntryMeta {
             kind,
-            id: m.id.into_boxed_str(),
+            id: m.id.into(),
             id_is_string: m.id_is_string,
-            parent: m.parent.into_boxed_str(),
+            parent: m.parent.into(),
             parent_truthy: m.parent_truthy,
             role,
-            target: m.target.into_boxed_str(),
+            target: m.target.into(),
             label_truthy: m.label_truthy,
-            first_kept: m.first_kept.into_boxed_str(),
+            first_kept: m.first_kept.into(),
             time: m.time.filter(|t| t.is_finite()),
             version: m.version,
             first_kept_index: m.first_kept_index,
@@ -338,7 +338,7 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn set_leaf(&mut self, key: Option<String>) {
-        self.inner.index.leaf = key.map(String::into_boxed_str);
+        self.inner.index.leaf = key.map(Key::from);
     }
 
     #[napi(catch_unwind)]
@@ -349,6 +349,17 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn branch(&self, from: Option<String>) -> Uint32Array {
         self.inner.index.branch(from.as_deref()).into()
+    }
+
+    /// `branch` into `out`: the path's length, or -1 when `out` is too short.
+    #[napi(catch_unwind)]
+    pub fn branch_into(&self, from: Option<String>, mut out: Uint32Array) -> i64 {
+        // Safety: JavaScript cannot run while this synchronous call holds the slice.
+        let out = unsafe { out.as_mut() };
+        match self.inner.index.branch_into(from.as_deref(), out) {
+            Some(len) => len as i64,
+            None => -1,
+        }
     }
 
     #[napi(catch_unwind)]
@@ -510,7 +521,7 @@ fn index_for(input: JsPlanInput) -> PlanIndex {
     let metas: Vec<EntryMeta> = input.metas.into_iter().map(Into::into).collect();
     let keys = input
         .keys
-        .map(|keys| keys.into_iter().map(String::into_boxed_str).collect());
+        .map(|keys| keys.into_iter().map(Key::from).collect());
     let index = EntryIndex::from_map(metas, keys);
     let leaf = match input.leaf_mode {
         0 => LeafArgOwned::Null,

@@ -9,7 +9,7 @@ use crate::json::{self, Cursor, SyntaxError};
 /// A JavaScript value used as a Map key by the reference (`byId.get(entry.id)`).
 /// Strings are themselves; anything else gets a NUL-prefixed spelling that no
 /// real id uses, so `undefined === undefined` and `1 === 1` still match.
-pub type Key = Box<str>;
+pub type Key = compact_str::CompactString;
 
 pub const UNDEFINED_KEY: &str = "\0undefined";
 pub const NULL_KEY: &str = "\0null";
@@ -24,7 +24,7 @@ pub fn key_of_number(n: f64) -> Key {
     } else {
         String::from_utf8(out).unwrap_or_default()
     };
-    format!("\0{text}").into_boxed_str()
+    format!("\0{text}").into()
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -197,7 +197,7 @@ fn read_value<'a>(cur: &mut Cursor<'a>, object_counter: &mut u32) -> Result<Seen
             *object_counter += 1;
             Ok(Seen {
                 text: None,
-                other: Some(format!("\0object#{object_counter}").into_boxed_str()),
+                other: Some(format!("\0object#{object_counter}").into()),
                 truthy: true,
                 number: None,
             })

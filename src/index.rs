@@ -4,7 +4,7 @@
 //! Positions are indexes into the session's file entries (header included), the
 //! same positions the JavaScript side caches entry objects under.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use crate::entry::{EntryMeta, Key, Kind, Role, NULL_KEY, UNDEFINED_KEY};
 
@@ -25,6 +25,11 @@ pub struct OrderedMap {
 }
 
 impl OrderedMap {
+    pub fn reserve(&mut self, additional: usize) {
+        self.slot_of.reserve(additional);
+        self.slots.reserve(additional);
+    }
+
     pub fn get(&self, key: &str) -> Option<u32> {
         self.slot_of
             .get(key)
@@ -79,6 +84,10 @@ pub struct EntryIndex {
     parents: Vec<u32>,
     /// Entries whose parentId names no entry yet, by that id.
     waiting: HashMap<Key, Vec<u32>>,
+    /// For a prefix of the positions: the first of the run of positions before
+    /// it that are each the parent of the next (a branch written in order), so a
+    /// walk copies a run instead of hopping through it entry by entry.
+    runs: Vec<u32>,
 }
 
 const NO_PARENT: u32 = u32::MAX;
@@ -143,13 +152,35 @@ impl EntryIndex {
                 return position;
             }
             if let Some(children) = self.waiting.remove(&meta.id) {
+                // A waiting child gets a parent after it, never the position
+                // before it, so the runs it belongs to stay as they are.
                 for child in children {
                     self.parents[child as usize] = position;
                 }
             }
         }
+        if self.runs.len() == position as usize {
+            self.push_run(position);
+        }
         self.finish_push(meta, position);
         position
+    }
+
+    fn push_run(&mut self, position: u32) {
+        let p = position as usize;
+        let run = if p > 0 && self.parents[p] == position - 1 {
+            self.runs[p - 1]
+        } else {
+            position
+        };
+        self.runs.push(run);
+    }
+
+    /// Runs for every position (after parents changed behind the prefix).
+    fn refresh_runs(&mut self) {
+        for p in self.runs.len()..self.parents.len() {
+            self.push_run(p as u32);
+        }
     }
 
     /// Resolves every entry's parent through `byId` again.
@@ -170,6 +201,8 @@ impl EntryIndex {
             }
             self.parents.push(parent.unwrap_or(NO_PARENT));
         }
+        self.runs.clear();
+        self.refresh_runs();
     }
 
     fn finish_push(&mut self, meta: EntryMeta, position: u32) {
@@ -189,9 +222,12 @@ impl EntryIndex {
     pub fn from_metas(metas: Vec<EntryMeta>) -> EntryIndex {
         let mut index = EntryIndex::default();
         index.metas.reserve(metas.len());
+        index.parents.reserve(metas.len());
+        index.by_id.reserve(metas.len());
         for meta in metas {
             index.push(meta);
         }
+        index.refresh_runs();
         index
     }
 
@@ -282,6 +318,34 @@ impl EntryIndex {
     /// that value is falsy.
     pub fn branch(&self, from: Option<&str>) -> Vec<u32> {
         self.walk_to_root(from.and_then(|k| self.get(k)))
+    }
+
+    /// `branch` written into `out`, root first; the path's length, or `None` when
+    /// `out` is too short for it. A buffer the caller keeps spares an allocation
+    /// per call on paths of many thousand entries.
+    pub fn branch_into(&self, from: Option<&str>, out: &mut [u32]) -> Option<usize> {
+        let start = from.and_then(|k| self.get(k));
+        let mut len = 0;
+        let mut current = start.unwrap_or(NO_PARENT);
+        while current != NO_PARENT {
+            let c = current as usize;
+            // A run ends in a parent jump, so a cycle still grows the path.
+            let run = self.runs.get(c).map_or(c, |&r| r as usize);
+            let count = c - run + 1;
+            if len + count > out.len() {
+                // Too short, or a parent cycle: the checked walk decides.
+                let path = self.walk_to_root_checked(start);
+                out.get_mut(..path.len())?.copy_from_slice(&path);
+                return Some(path.len());
+            }
+            for (slot, p) in out[len..len + count].iter_mut().zip((run..=c).rev()) {
+                *slot = p as u32;
+            }
+            len += count;
+            current = self.parents[run];
+        }
+        out[..len].reverse();
+        Some(len)
     }
 
     /// The path of the manager's own leaf over `getEntries()`.
@@ -393,7 +457,7 @@ impl EntryIndex {
             }
         }
         let entries = self.context_entries(path)?;
-        let mut edit_of: HashMap<&str, u32> = HashMap::new();
+        let mut edit_of: HashMap<&str, u32> = HashMap::default();
         for &p in &entries {
             let meta = self.meta(p);
             if meta.kind == Kind::ContextEdit {
@@ -577,6 +641,65 @@ mod tests {
         ]);
         assert_eq!(idx.branch(Some("b")), vec![1, 2]);
         assert_eq!(idx.leaf_path(), vec![1, 2]);
+    }
+
+    #[test]
+    fn branch_into_matches_branch_or_says_too_short() {
+        let idx = index(&[
+            r#"{"type":"session","id":"s"}"#,
+            &msg("a", None, "user", T1),
+            &msg("b", Some("a"), "user", T1),
+            &msg("c", Some("b"), "user", T1),
+        ]);
+        let mut out = [0u32; 8];
+        assert_eq!(idx.branch_into(Some("c"), &mut out), Some(3));
+        assert_eq!(out[..3], idx.branch(Some("c"))[..]);
+        assert_eq!(idx.branch_into(Some("nope"), &mut out), Some(0));
+        assert_eq!(idx.branch_into(Some("c"), &mut out[..2]), None);
+        let cyclic = index(&[
+            r#"{"type":"session","id":"s"}"#,
+            &msg("a", Some("b"), "user", T1),
+            &msg("b", Some("a"), "user", T1),
+        ]);
+        assert_eq!(cyclic.branch_into(Some("b"), &mut out), Some(2));
+        assert_eq!(out[..2], [1, 2]);
+    }
+
+    #[test]
+    fn branch_into_follows_runs_through_late_repeated_and_cyclic_parents() {
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..200 {
+            let mut idx = index(&[r#"{"type":"session","id":"s"}"#]);
+            let mut out = vec![0u32; 64];
+            for i in 1..40u64 {
+                // Mostly each entry the child of the one before, some jumps, some
+                // parents that come later or never, some ids used twice.
+                let id = if next(8) == 0 { next(i) } else { i };
+                let parent = match next(10) {
+                    0 => None,
+                    1 => Some(i + 1 + next(3)),
+                    2 => Some(next(i)),
+                    _ => Some(i - 1),
+                };
+                let parent = parent.map(|p| format!("e{p}"));
+                let line = msg(&format!("e{id}"), parent.as_deref(), "user", T1);
+                let LineRead::Entry(m) = read_line(line.as_bytes()) else {
+                    panic!()
+                };
+                idx.push(m);
+                for k in 0..=i {
+                    let key = format!("e{k}");
+                    let n = idx.branch_into(Some(&key), &mut out).expect("fits");
+                    assert_eq!(out[..n], idx.branch(Some(&key))[..], "from {key} after {i}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //!
 //! The core modules know nothing of Node; `binding` is the only napi layer.
 
+pub mod assembly;
 pub mod discovery;
 pub mod entry;
 pub mod index;

@@ -4,7 +4,7 @@
 //! here from entry metadata; it is applied to JSON lines here and to JavaScript
 //! objects by the JS layer, so both paths share one set of decisions.
 
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 use crate::entry::{EntryMeta, Kind};
 use crate::json::{self, JsValue};
@@ -65,7 +65,7 @@ pub fn plan(metas: &[EntryMeta]) -> Option<MigrationPlan> {
         return None;
     }
     let v1 = (version < 2.0).then(|| {
-        let mut assigned: HashSet<String> = HashSet::new();
+        let mut assigned: HashSet<String> = HashSet::default();
         let mut ids: Vec<Option<String>> = vec![None; metas.len()];
         let mut prev: Option<String> = None;
         let mut changes = Vec::with_capacity(metas.len());

@@ -2,11 +2,12 @@
 //! This is the state behind the JavaScript `SessionManager`; JavaScript keeps only
 //! the entry objects it has handed out.
 
+use foldhash::HashSet;
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
+use crate::assembly::{self, Assembly};
 use crate::entry::{read_line, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY};
 use crate::index::{EntryIndex, NullishMessage};
 use crate::json::{self, JsValue};
@@ -91,12 +92,12 @@ pub struct BranchOutcome {
     pub label_parents: Vec<Option<Key>>,
 }
 
-/// Patched lines of a branched session: their text one after the other, each
-/// followed by `\n`, and each entry's (start, length) in it (`None`: pending).
+/// One part of a branched session's path: its lines, each followed by `\n`.
 #[derive(Default)]
 struct Patched {
-    bytes: Vec<u8>,
-    spans: Vec<Option<(usize, usize)>>,
+    assembly: Assembly,
+    /// Each entry's place in `assembly` (`None`: only the JavaScript object exists).
+    spans: Vec<Option<(u64, usize)>>,
 }
 
 /// See `Session::lines_split`.
@@ -339,24 +340,18 @@ impl Session {
         if !path.exists() {
             return Ok(OpenOutcome::Missing);
         }
-        let mut source = store::open_read(path)?;
-        let hint = source.metadata().map_or(0, |m| m.len());
-        let mut metas = Vec::new();
-        let mut lines = Vec::new();
-        let threads = reader_threads();
-        let (size, unterminated) = store::for_each_block(&mut source, hint, |offset, block| {
-            let entries = map_lines(block, threads, |line| match read_line(line) {
+        let source = store::open_read(path)?;
+        let (entries, size, unterminated) =
+            read_lines_parallel(&source, |line| match read_line(line) {
                 LineRead::Entry(meta) => Some(meta),
                 LineRead::Skipped => None,
-            });
-            for (start, len, meta) in entries {
-                metas.push(meta);
-                lines.push(Line::File {
-                    offset: offset + start as u64,
-                    len,
-                });
-            }
-        })?;
+            })?;
+        let mut metas = Vec::with_capacity(entries.len());
+        let mut lines = Vec::with_capacity(entries.len());
+        for (offset, len, meta) in entries {
+            metas.push(meta);
+            lines.push(Line::File { offset, len });
+        }
         let Some(first) = metas.first() else {
             return if size == 0 {
                 Ok(OpenOutcome::EmptyFile)
@@ -510,8 +505,8 @@ impl Session {
         line: Option<Vec<u8>>,
         flush: Option<Vec<(u32, Vec<u8>)>>,
     ) -> Result<u32, SessionError> {
-        let path = self.file.clone();
-        match (&line, flush, &path) {
+        let mut line = line;
+        match (line.as_mut(), flush, &self.file) {
             (Some(line), Some(flush), Some(path)) => {
                 let content = self.content_with(&flush, Some(line))?;
                 store::create_new(path, &content)?;
@@ -519,10 +514,11 @@ impl Session {
                 self.flushed = true;
             }
             (Some(line), None, Some(path)) => {
-                let mut data = Vec::with_capacity(line.len() + 1);
-                data.extend_from_slice(line);
-                data.push(b'\n');
-                store::Appender::append(&mut self.appender, path, &data)?;
+                // The newline goes on the caller's buffer so the write needs no copy.
+                line.push(b'\n');
+                let written = store::Appender::append(&mut self.appender, path, line);
+                line.pop();
+                written?;
             }
             _ => {}
         }
@@ -579,7 +575,7 @@ impl Session {
             labels: Vec::new(),
             label_parents: Vec::new(),
         };
-        let mut replacement_of_label: std::collections::HashMap<&str, Key> = Default::default();
+        let mut replacement_of_label: foldhash::HashMap<&str, Key> = Default::default();
         let mut pending_labels: Vec<&str> = Vec::new();
         let mut parent: Option<Key> = None;
         let mut metas = vec![header];
@@ -613,28 +609,31 @@ impl Session {
             outcome.parents.push(parent.replace(meta.id.clone()));
             outcome.first_kept.push(first_kept);
         }
-        // The new file's text as one buffer, with each entry's place in it
-        // (`None`: only the JavaScript object exists).
-        let mut content = Vec::new();
-        let mut spans: Vec<Option<(usize, usize)>> = Vec::new();
+        // The new file as pieces: the header, the path's lines (most copied from
+        // the old file as they are), then the recreated labels. Spans are each
+        // entry's place in the new file (`None`: only the JavaScript object exists).
+        let mut head = Assembly::default();
+        let mut spans: Vec<Option<(u64, usize)>> = Vec::new();
         match &header_line {
             Some(line) => {
                 spans.push(Some((0, line.len())));
-                content.extend_from_slice(line);
-                content.push(b'\n');
+                head.write(line);
+                head.write(b"\n");
             }
             None => spans.push(None),
         }
-        let patched = self.patched_lines(&outcome)?;
-        let base = content.len();
-        content.extend_from_slice(&patched.bytes);
-        drop(patched.bytes);
-        spans.extend(
-            patched
-                .spans
-                .into_iter()
-                .map(|s| s.map(|(at, len)| (base + at, len))),
-        );
+        let mut parts = vec![head];
+        let mut base = parts[0].len();
+        for part in self.patched_lines(&outcome)? {
+            spans.extend(
+                part.spans
+                    .into_iter()
+                    .map(|s| s.map(|(at, len)| (base + at, len))),
+            );
+            base += part.assembly.len();
+            parts.push(part.assembly);
+        }
+        let mut labels = Assembly::default();
         // The first recreated label hangs off `lastEntry?.id || null`.
         if parent
             .as_deref()
@@ -657,7 +656,7 @@ impl Session {
             let source = self.index.meta(label_position);
             let mut meta = EntryMeta::opaque();
             meta.kind = Kind::Label;
-            meta.id = id.clone().into_boxed_str();
+            meta.id = id.clone().into();
             meta.id_is_string = true;
             meta.parent = parent.clone().unwrap_or_else(|| NULL_KEY.into());
             meta.parent_truthy = parent.is_some();
@@ -667,16 +666,16 @@ impl Session {
             match self.line(label_position)? {
                 Some(old) => {
                     let line = label_line(&old, &id, parent.as_deref(), target)?;
-                    spans.push(Some((content.len(), line.len())));
-                    content.extend_from_slice(&line);
-                    content.push(b'\n');
+                    spans.push(Some((base + labels.len(), line.len())));
+                    labels.write(&line);
+                    labels.write(b"\n");
                 }
                 None => spans.push(None),
             }
             metas.push(meta);
             outcome.labels.push((label_position, id.clone()));
             outcome.label_parents.push(parent.clone());
-            parent = Some(id.into_boxed_str());
+            parent = Some(id.into());
         }
         let index = EntryIndex::from_metas(metas);
         let mut flushed = false;
@@ -686,24 +685,38 @@ impl Session {
             let path = new_file
                 .clone()
                 .ok_or_else(|| SessionError::Message("no session file".into()))?;
-            store::replace(&path, &content)?;
+            parts.push(labels);
+            store::replace_with(&path, |file| {
+                assembly::write_parts(file, self.source.as_ref(), &parts)
+            })?;
             source = Some(store::open_read(&path)?);
             flushed = true;
+        } else {
+            parts.push(labels);
         }
         // Written: lines are read back from the new file on demand; otherwise
         // each keeps its own text.
-        let lines: Vec<Line> = spans
-            .into_iter()
-            .map(|span| match (span, &source) {
-                (None, _) => Line::Pending,
-                (Some((at, len)), Some(_)) => Line::File {
-                    offset: at as u64,
-                    len,
-                },
-                (Some((at, len)), None) => Line::Owned(content[at..at + len].into()),
-            })
-            .collect();
-        drop(content);
+        let lines: Vec<Line> = match &source {
+            Some(_) => spans
+                .into_iter()
+                .map(|span| match span {
+                    None => Line::Pending,
+                    Some((offset, len)) => Line::File { offset, len },
+                })
+                .collect(),
+            None => {
+                let content = assembly::read_parts(self.source.as_ref(), &parts)?;
+                spans
+                    .into_iter()
+                    .map(|span| match span {
+                        None => Line::Pending,
+                        Some((at, len)) => {
+                            Line::Owned(content[at as usize..at as usize + len].into())
+                        }
+                    })
+                    .collect()
+            }
+        };
         if self.persist {
             self.set_file(new_file);
         }
@@ -715,15 +728,14 @@ impl Session {
     }
 
     /// The kept entries' lines with their new parentId (and firstKeptEntryId),
-    /// patched as text where the line is canonical.
-    fn patched_lines(&self, outcome: &BranchOutcome) -> Result<Patched, SessionError> {
+    /// in parts (one per thread), in order.
+    fn patched_lines(&self, outcome: &BranchOutcome) -> Result<Vec<Patched>, SessionError> {
         const PARALLEL_FROM: usize = 4096;
         let count = outcome.kept.len();
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+        let threads = reader_threads();
         if threads < 2 || count < PARALLEL_FROM {
-            return self.patched_range(outcome, 0, count);
+            return Ok(vec![self.patched_range(outcome, 0, count)?]);
         }
-        // Parts of the path patched on several threads, joined in order.
         let bounds: Vec<usize> = (0..=threads).map(|t| count * t / threads).collect();
         let parts: Vec<Result<Patched, SessionError>> = std::thread::scope(|scope| {
             let handles: Vec<_> = bounds
@@ -738,21 +750,12 @@ impl Session {
                 .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
                 .collect()
         });
-        let mut all = Patched::default();
-        for part in parts {
-            let part = part?;
-            let base = all.bytes.len();
-            all.bytes.extend_from_slice(&part.bytes);
-            all.spans.extend(
-                part.spans
-                    .into_iter()
-                    .map(|s| s.map(|(at, len)| (base + at, len))),
-            );
-        }
-        Ok(all)
+        parts.into_iter().collect()
     }
 
-    /// `patched_lines` for the kept entries `from..to`.
+    /// `patched_lines` for the kept entries `from..to`. A canonical file line whose
+    /// parentId (and firstKeptEntryId) stay the same is copied as it is, with its
+    /// newline; other lines are patched as text.
     fn patched_range(
         &self,
         outcome: &BranchOutcome,
@@ -777,6 +780,19 @@ impl Session {
             }
             changes
         };
+        // Whether the patch would write the same values the line already has.
+        let unchanged = |i: usize| {
+            let meta = self.index.meta(outcome.kept[i]);
+            let same_parent = match outcome.parents[i].as_deref() {
+                None => &*meta.parent == NULL_KEY,
+                Some(k) => *meta.parent == *k && key_value(k).is_some(),
+            };
+            let same_first_kept = match outcome.first_kept[i].as_deref() {
+                None => true,
+                Some(k) => *meta.first_kept == *k && key_value(k).is_some(),
+            };
+            same_parent && same_first_kept
+        };
         let unreadable = |_| SessionError::Message("Unreadable entry line".into());
         let mut out = Patched::default();
         let mut failure = None;
@@ -793,13 +809,26 @@ impl Session {
             }
             let mut k = i;
             self.each_line(&outcome.kept[i..run_end], |old| {
-                match json::patch_line(old, &changes_of(k)) {
-                    Ok(new) => {
-                        out.spans.push(Some((out.bytes.len(), new.len())));
-                        out.bytes.extend_from_slice(&new);
-                        out.bytes.push(b'\n');
+                let at = out.assembly.len();
+                let in_file = match self.lines.get(outcome.kept[k] as usize) {
+                    Some(Line::File { offset, len }) if *len == old.len() => Some(*offset),
+                    _ => None,
+                };
+                match in_file {
+                    Some(offset) if unchanged(k) && json::canonical_members(old).is_some() => {
+                        out.assembly.copy(offset, old.len() as u64 + 1);
+                        out.spans.push(Some((at, old.len())));
                     }
-                    Err(e) => failure = Some(e),
+                    _ => match json::patch_line(old, &changes_of(k)) {
+                        Ok(new) => {
+                            out.spans.push(Some((at, new.len())));
+                            out.assembly.write_with(|b| {
+                                b.extend_from_slice(&new);
+                                b.push(b'\n');
+                            });
+                        }
+                        Err(e) => failure = Some(e),
+                    },
                 }
                 k += 1;
             })?;
@@ -842,55 +871,80 @@ fn label_line(
     Ok(json::stringify(&JsValue::Obj(members)))
 }
 
-/// Applies `f` to every line of a block of whole lines (`\n`-separated, the
-/// last one possibly unterminated) and keeps (start in block, length, result)
-/// where it gives `Some`, in order. A block of 1 MiB or more is split at line
-/// boundaries across `threads` threads.
-fn map_lines<T: Send>(
-    block: &[u8],
-    threads: usize,
-    f: impl Fn(&[u8]) -> Option<T> + Sync,
-) -> Vec<(usize, usize, T)> {
-    const PARALLEL_FROM: usize = 1 << 20;
-    let read_part = |start: usize, end: usize| {
-        let mut out = Vec::new();
-        let part = &block[start..end];
-        let mut line_start = 0;
-        let mut emit = |from: usize, to: usize| {
-            if let Some(v) = f(&part[from..to]) {
-                out.push((start + from, to - from, v));
-            }
-        };
-        for nl in memchr::memchr_iter(b'\n', part) {
-            emit(line_start, nl);
-            line_start = nl + 1;
+/// The lines of `block` that `f` keeps, as (start, length, value).
+fn map_lines<T>(block: &[u8], f: impl Fn(&[u8]) -> Option<T>) -> Vec<(usize, usize, T)> {
+    let mut out = Vec::new();
+    let mut line_start = 0;
+    let mut emit = |from: usize, to: usize| {
+        if let Some(v) = f(&block[from..to]) {
+            out.push((from, to - from, v));
         }
-        if line_start < part.len() {
-            emit(line_start, part.len());
-        }
-        out
     };
-    if threads < 2 || block.len() < PARALLEL_FROM {
-        return read_part(0, block.len());
+    for nl in memchr::memchr_iter(b'\n', block) {
+        emit(line_start, nl);
+        line_start = nl + 1;
     }
-    let mut cuts = vec![0];
-    for k in 1..threads {
-        let target = (block.len() * k / threads).max(*cuts.last().unwrap_or(&0));
-        if let Some(nl) = memchr::memchr(b'\n', &block[target..]) {
-            let cut = target + nl + 1;
-            if cut < block.len() {
-                cuts.push(cut);
+    if line_start < block.len() {
+        emit(line_start, block.len());
+    }
+    out
+}
+
+/// Lines kept as (offset, length, value), the length read and whether the last
+/// line had no `\n`.
+type LinesRead<T> = (Vec<(u64, usize, T)>, u64, bool);
+
+/// Every line of `file` that `f` keeps, as (offset, length, value) in file order,
+/// and the file's length and whether its last line has no `\n`. Each thread
+/// reads and reads through its own range of whole lines, so the copying out of
+/// the page cache is shared too.
+fn read_lines_parallel<T: Send>(
+    file: &File,
+    f: impl Fn(&[u8]) -> Option<T> + Sync,
+) -> Result<LinesRead<T>, IoFailure> {
+    const PARALLEL_FROM: u64 = 4 << 20;
+    let size = file.metadata().map_or(0, |m| m.len());
+    let threads = reader_threads();
+    let mut starts = vec![0u64];
+    if threads > 1 && size >= PARALLEL_FROM {
+        for t in 1..threads as u64 {
+            // A split inside a huge line is given up rather than read through twice.
+            match store::line_start_from(file, size * t / threads as u64, 16 << 20)? {
+                Some(at) if at > *starts.last().unwrap_or(&0) && at < size => starts.push(at),
+                _ => {}
             }
         }
     }
-    cuts.push(block.len());
-    let parts: Vec<Vec<(usize, usize, T)>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = cuts
-            .windows(2)
-            .map(|w| {
-                let (start, end) = (w[0], w[1]);
-                let read_part = &read_part;
-                scope.spawn(move || read_part(start, end))
+    type Part<T> = Result<LinesRead<T>, IoFailure>;
+    let read_range = |start: u64, end: Option<u64>| -> Part<T> {
+        let mut out = Vec::new();
+        let mut reader = store::RangeReader {
+            file,
+            pos: start,
+            end,
+        };
+        let hint = end.unwrap_or(size).saturating_sub(start);
+        let (len, unterminated) = store::for_each_block(&mut reader, hint, |offset, block| {
+            let at = start + offset;
+            out.extend(
+                map_lines(block, &f)
+                    .into_iter()
+                    .map(|(from, len, v)| (at + from as u64, len, v)),
+            );
+        })?;
+        Ok((out, start + len, unterminated))
+    };
+    let ends: Vec<Option<u64>> = starts[1..].iter().map(|&e| Some(e)).chain([None]).collect();
+    if starts.len() == 1 {
+        return read_range(0, None);
+    }
+    let parts: Vec<Part<T>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = starts
+            .iter()
+            .zip(&ends)
+            .map(|(&start, &end)| {
+                let read_range = &read_range;
+                scope.spawn(move || read_range(start, end))
             })
             .collect();
         handles
@@ -900,7 +954,14 @@ fn map_lines<T: Send>(
             .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
             .collect()
     });
-    parts.into_iter().flatten().collect()
+    let mut all = Vec::new();
+    let mut last = (0, false);
+    for part in parts {
+        let (lines, end, unterminated) = part?;
+        all.extend(lines);
+        last = (end, unterminated);
+    }
+    Ok((all, last.0, last.1))
 }
 
 fn reader_threads() -> usize {
@@ -968,10 +1029,11 @@ pub fn fork_file(
     if !source.exists() {
         return Ok(None);
     }
-    let mut input = store::open_read(source)?;
-    let mut content = Vec::new();
-    content.extend_from_slice(header_line);
-    content.push(b'\n');
+    let input = store::open_read(source)?;
+    // Lines already in JSON.stringify form are copied from the source by the kernel.
+    let mut content = Assembly::default();
+    content.write(header_line);
+    content.write(b"\n");
     // The new file's index, built as it is written, so it need not be read again.
     let mut metas = vec![match read_line(header_line) {
         LineRead::Entry(m) => m,
@@ -984,53 +1046,54 @@ pub fn fork_file(
     // None until the first entry is seen; then whether it is a valid header.
     let mut valid: Option<bool> = None;
     let mut failure: Option<SessionError> = None;
-    let hint = input.metadata().map_or(0, |m| m.len());
-    let threads = reader_threads();
     let copying = target.is_some();
-    let (_, unterminated) = store::for_each_block(&mut input, hint, |_, block| {
-        if valid == Some(false) || failure.is_some() {
-            return;
-        }
-        // Each entry's index fields, and its new text where the line is not
-        // already in JSON.stringify form (None: copied as it is).
-        let entries = map_lines(block, threads, |line| {
-            let LineRead::Entry(meta) = read_line(line) else {
-                return None;
-            };
-            let as_is = !copying
-                || meta.kind == Kind::Session
-                || json::canonical_members(line).is_some()
-                || !line.starts_with(b"{") && is_canonical_value(line);
-            let rewritten = (!as_is).then(|| json::rewrite_line(line, |_| {}).map_err(|_| ()));
-            Some((meta, rewritten))
-        });
-        for (start, len, (meta, rewritten)) in entries {
-            if valid.is_none() {
-                valid = Some(meta.kind == Kind::Session && meta.id_is_string);
-            }
-            if valid == Some(false) {
-                return;
-            }
-            if meta.kind == Kind::Session || !copying {
-                continue;
-            }
-            let at = content.len();
-            match rewritten {
-                None => content.extend_from_slice(&block[start..start + len]),
-                Some(Ok(canonical)) => content.extend_from_slice(&canonical),
-                Some(Err(())) => {
-                    failure = Some(SessionError::Message("Unreadable entry line".into()));
-                    return;
-                }
-            }
-            lines.push(Line::File {
-                offset: at as u64,
-                len: content.len() - at,
-            });
-            metas.push(meta);
-            content.push(b'\n');
-        }
+    // Each entry's index fields, and its new text where the line is not already
+    // in JSON.stringify form (None: copied as it is).
+    let (entries, _, unterminated) = read_lines_parallel(&input, |line| {
+        let LineRead::Entry(meta) = read_line(line) else {
+            return None;
+        };
+        let as_is = !copying
+            || meta.kind == Kind::Session
+            || json::canonical_members(line).is_some()
+            || !line.starts_with(b"{") && is_canonical_value(line);
+        let rewritten = (!as_is).then(|| json::rewrite_line(line, |_| {}).map_err(|_| ()));
+        Some((meta, rewritten))
     })?;
+    for (offset, len, (meta, rewritten)) in entries {
+        if valid.is_none() {
+            valid = Some(meta.kind == Kind::Session && meta.id_is_string);
+        }
+        if valid == Some(false) {
+            break;
+        }
+        if meta.kind == Kind::Session || !copying {
+            continue;
+        }
+        let at = content.len();
+        let written = match rewritten {
+            // With its newline: every line but an unterminated last one has one,
+            // and that one gets it before the copy (below).
+            None => {
+                content.copy(offset, len as u64 + 1);
+                len
+            }
+            Some(Ok(canonical)) => {
+                content.write(&canonical);
+                content.write(b"\n");
+                canonical.len()
+            }
+            Some(Err(())) => {
+                failure = Some(SessionError::Message("Unreadable entry line".into()));
+                break;
+            }
+        };
+        lines.push(Line::File {
+            offset: at,
+            len: written,
+        });
+        metas.push(meta);
+    }
     if let Some(e) = failure {
         return Err(e);
     }
@@ -1043,7 +1106,9 @@ pub fn fork_file(
     let mut forked = Session::new(true);
     if let Some(target) = target {
         std::fs::create_dir_all(dir).map_err(|e| IoFailure::new(&e, "mkdir", Some(dir)))?;
-        store::create_new(target, &content)?;
+        store::create_new_with(target, |file| {
+            assembly::write_parts(file, Some(&input), &[content])
+        })?;
         forked.source = Some(store::open_read(target)?);
         forked.index = EntryIndex::from_metas(metas);
         forked.lines = lines;
@@ -1066,6 +1131,58 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("pisn-session-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).unwrap();
         dir
+    }
+
+    #[test]
+    fn parallel_line_reading_equals_one_pass() {
+        let dir = temp_dir();
+        let path = dir.join("lines.jsonl");
+        // About 9 MiB: lines of many lengths, blank lines, a line of 3 MiB that a
+        // split point lands in, and no newline at the end.
+        let mut data = Vec::new();
+        let mut n = 0u64;
+        let mut big = false;
+        while data.len() < 9 << 20 {
+            n += 1;
+            match n % 7 {
+                0 => data.extend_from_slice(b"\n"),
+                // From about 3 to 6 MiB: across the middle, where two threads split.
+                _ if data.len() > 3 << 20 && !std::mem::replace(&mut big, true) => {
+                    data.extend_from_slice(format!("\"{}\"", "y".repeat(3 << 20)).as_bytes())
+                }
+                _ => data.extend_from_slice(
+                    format!("\"{}\"", "x".repeat((n * 37 % 5000) as usize)).as_bytes(),
+                ),
+            }
+            data.extend_from_slice(b"\n");
+        }
+        data.extend_from_slice(b"\"last\"");
+        std::fs::write(&path, &data).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let keep = |line: &[u8]| (!line.is_empty()).then_some(line.len());
+        let (parallel, size, unterminated) = read_lines_parallel(&file, keep).unwrap();
+        let mut one_pass = Vec::new();
+        let (size1, unterminated1) = store::for_each_line(
+            &mut std::fs::File::open(&path).unwrap(),
+            data.len() as u64,
+            |at, line| {
+                if let Some(v) = keep(line) {
+                    one_pass.push((at, line.len(), v));
+                }
+            },
+        )
+        .unwrap();
+        assert!(reader_threads() < 2 || parallel.len() > 1000);
+        let first_difference = parallel.iter().zip(&one_pass).position(|(a, b)| a != b);
+        assert_eq!(
+            first_difference,
+            None,
+            "{:?}",
+            first_difference.map(|i| (&parallel[i], &one_pass[i]))
+        );
+        assert_eq!(parallel.len(), one_pass.len());
+        assert_eq!((size, unterminated), (size1, unterminated1));
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     fn meta(line: &str) -> EntryMeta {

@@ -124,6 +124,59 @@ pub fn for_each_block(
     }
 }
 
+/// Reads a file from `pos` up to `end` (to its end with `None`) by positioned
+/// reads, so several threads can each stream their own range of one descriptor.
+pub struct RangeReader<'a> {
+    pub file: &'a File,
+    pub pos: u64,
+    pub end: Option<u64>,
+}
+
+impl Read for RangeReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        use std::os::unix::fs::FileExt;
+        let room = match self.end {
+            Some(end) => buf.len().min(end.saturating_sub(self.pos) as usize),
+            None => buf.len(),
+        };
+        if room == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read_at(&mut buf[..room], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+/// Where the first line starting at or after `pos` starts: just past the first
+/// `\n` at or after `pos - 1`. `None` when no line starts within `max_scan`
+/// bytes (a huge line, or the end).
+pub fn line_start_from(file: &File, pos: u64, max_scan: u64) -> Result<Option<u64>, IoFailure> {
+    use std::os::unix::fs::FileExt;
+    if pos == 0 {
+        return Ok(Some(0));
+    }
+    let mut window = vec![0u8; 64 << 10];
+    let mut at = pos - 1;
+    while at - (pos - 1) < max_scan {
+        let n = loop {
+            match file.read_at(&mut window, at) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(IoFailure::new(&e, "read", None)),
+            }
+        };
+        if n == 0 {
+            return Ok(None);
+        }
+        if let Some(nl) = memchr::memchr(b'\n', &window[..n]) {
+            return Ok(Some(at + nl as u64 + 1));
+        }
+        at += n as u64;
+    }
+    Ok(None)
+}
+
 /// Reads `len` bytes at `offset`: lines of a loaded session are read again on
 /// demand instead of being kept in memory.
 pub fn read_at(file: &File, offset: u64, len: usize) -> Result<Vec<u8>, IoFailure> {
@@ -216,15 +269,26 @@ impl Appender {
 
 /// Creates a new file that must not exist yet (`wx`), with all of `data`.
 pub fn create_new(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
-    let mut file = OpenOptions::new()
+    create_new_with(path, |mut file| {
+        file.write_all(data)
+            .map_err(|e| IoFailure::new(&e, "write", None))
+    })
+}
+
+/// `create_new` with the content written by `write`; a failed write removes the file.
+pub fn create_new_with(
+    path: &Path,
+    write: impl FnOnce(&File) -> Result<(), IoFailure>,
+) -> Result<(), IoFailure> {
+    let file = OpenOptions::new()
         .write(true)
         .create_new(true)
         .open(path)
         .map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
-    if let Err(e) = file.write_all(data) {
+    if let Err(e) = write(&file) {
         drop(file);
         let _ = fs::remove_file(path);
-        return Err(IoFailure::new(&e, "write", None));
+        return Err(e);
     }
     Ok(())
 }
@@ -233,6 +297,17 @@ pub fn create_new(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
 /// same folder, flushed, then renamed over the original. The reference truncates
 /// first, so a failure half-way destroys the session; here the old file survives.
 pub fn replace(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
+    replace_with(path, |mut file| {
+        file.write_all(data)
+            .map_err(|e| IoFailure::new(&e, "write", None))
+    })
+}
+
+/// `replace` with the content written by `write`.
+pub fn replace_with(
+    path: &Path,
+    write: impl FnOnce(&File) -> Result<(), IoFailure>,
+) -> Result<(), IoFailure> {
     // Write through a symlink to its target, as truncating in place would.
     let target: PathBuf = fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let dir = target.parent().unwrap_or(Path::new("."));
@@ -243,13 +318,12 @@ pub fn replace(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
     let temp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
     let existing = fs::metadata(&target).ok();
     let result = (|| {
-        let mut file = OpenOptions::new()
+        let file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&temp)
             .map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
-        file.write_all(data)
-            .map_err(|e| IoFailure::new(&e, "write", None))?;
+        write(&file)?;
         // Replacing a session: its new content must be on disk before the rename
         // drops the old one. A brand-new file (a branched session) replaces
         // nothing, so a crash can only lose the new file itself.
