@@ -7,7 +7,6 @@
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::os::unix::io::AsRawFd;
 
 use crate::store::IoFailure;
 
@@ -224,32 +223,24 @@ fn copy_range(
     let shrunk = || IoFailure::new(&io::Error::from(io::ErrorKind::UnexpectedEof), "read", None);
     let mut left = len;
     while left > 0 {
-        let mut off_in = from as libc::loff_t;
-        let mut off_out = to as libc::loff_t;
+        use rustix::io::Errno;
+        let mut off_in = from;
+        let mut off_out = to;
         let chunk = left.min(1 << 30) as usize;
-        // Safety: both descriptors are open for the call; the offsets are ours.
-        let copied = unsafe {
-            libc::copy_file_range(
-                source.as_raw_fd(),
-                &mut off_in,
-                target.as_raw_fd(),
-                &mut off_out,
-                chunk,
-                0,
-            )
-        };
-        if copied < 0 {
-            let err = io::Error::last_os_error();
-            match err.raw_os_error() {
-                Some(libc::EINTR) => continue,
-                Some(
-                    libc::ENOSYS | libc::EXDEV | libc::EINVAL | libc::EOPNOTSUPP | libc::EPERM,
-                ) => {
-                    return copy_buffered(source, from, target, to, left);
-                }
-                _ => return Err(IoFailure::new(&err, "write", None)),
+        let copied = match rustix::fs::copy_file_range(
+            source,
+            Some(&mut off_in),
+            target,
+            Some(&mut off_out),
+            chunk,
+        ) {
+            Ok(n) => n,
+            Err(Errno::INTR) => continue,
+            Err(Errno::NOSYS | Errno::XDEV | Errno::INVAL | Errno::OPNOTSUPP | Errno::PERM) => {
+                return copy_buffered(source, from, target, to, left);
             }
-        }
+            Err(e) => return Err(IoFailure::new(&e.into(), "write", None)),
+        };
         if copied == 0 {
             return Err(shrunk());
         }
