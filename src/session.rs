@@ -364,7 +364,7 @@ impl Session {
         }
         // The reference repairs a cut last line so the next append starts a line.
         if unterminated {
-            store::append(path, b"\n")?;
+            store::end_last_line(path)?;
         }
         let migration = migrate::plan(&metas);
         let mut loaded = Session {
@@ -1101,7 +1101,7 @@ pub fn fork_file(
         return Ok(None);
     }
     if unterminated {
-        store::append(source, b"\n")?;
+        store::end_last_line(source)?;
     }
     let mut forked = Session::new(true);
     if let Some(target) = target {

@@ -202,6 +202,26 @@ pub fn open_read(path: &Path) -> Result<File, IoFailure> {
     File::open(path).map_err(|e| IoFailure::new(&e, "open", Some(path)))
 }
 
+/// Ends a file's cut last line with a newline, as the reference does after reading
+/// it, unless the file already ends with one by now: a line seen unfinished may
+/// have been another process's append still being written.
+pub fn end_last_line(path: &Path) -> Result<(), IoFailure> {
+    use std::os::unix::fs::FileExt;
+    let file = OpenOptions::new()
+        .read(true)
+        .open(path)
+        .map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
+    let size = file
+        .metadata()
+        .map_err(|e| IoFailure::new(&e, "fstat", None))?
+        .len();
+    let mut last = [0u8; 1];
+    if size == 0 || (file.read_exact_at(&mut last, size - 1).is_ok() && last[0] == b'\n') {
+        return Ok(());
+    }
+    append(path, b"\n")
+}
+
 /// Appends `data` in one write. A failed or short write is cut back so the file
 /// never keeps half a line.
 pub fn append(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
@@ -345,6 +365,21 @@ pub fn replace_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cut_last_line_is_ended_once() {
+        let dir = std::env::temp_dir().join(format!("pisn-end-{}", uuid::Uuid::new_v4()));
+        fs::create_dir_all(&dir).unwrap();
+        for (before, after) in [("a", "a\n"), ("a\nb", "a\nb\n"), ("a\n", "a\n"), ("", "")] {
+            let path = dir.join("f.jsonl");
+            fs::write(&path, before).unwrap();
+            end_last_line(&path).unwrap();
+            // Seen unfinished but finished by now (another writer): left alone.
+            end_last_line(&path).unwrap();
+            assert_eq!(fs::read_to_string(&path).unwrap(), after, "{before:?}");
+        }
+        fs::remove_dir_all(dir).unwrap();
+    }
 
     #[test]
     fn streams_lines_across_chunks_and_long_lines() {
