@@ -871,25 +871,6 @@ fn label_line(
     Ok(json::stringify(&JsValue::Obj(members)))
 }
 
-/// The lines of `block` that `f` keeps, as (start, length, value).
-fn map_lines<T>(block: &[u8], f: impl Fn(&[u8]) -> Option<T>) -> Vec<(usize, usize, T)> {
-    let mut out = Vec::new();
-    let mut line_start = 0;
-    let mut emit = |from: usize, to: usize| {
-        if let Some(v) = f(&block[from..to]) {
-            out.push((from, to - from, v));
-        }
-    };
-    for nl in memchr::memchr_iter(b'\n', block) {
-        emit(line_start, nl);
-        line_start = nl + 1;
-    }
-    if line_start < block.len() {
-        emit(line_start, block.len());
-    }
-    out
-}
-
 /// Lines kept as (offset, length, value), the length read and whether the last
 /// line had no `\n`.
 type LinesRead<T> = (Vec<(u64, usize, T)>, u64, bool);
@@ -924,13 +905,10 @@ fn read_lines_parallel<T: Send>(
             end,
         };
         let hint = end.unwrap_or(size).saturating_sub(start);
-        let (len, unterminated) = store::for_each_block(&mut reader, hint, |offset, block| {
-            let at = start + offset;
-            out.extend(
-                map_lines(block, &f)
-                    .into_iter()
-                    .map(|(from, len, v)| (at + from as u64, len, v)),
-            );
+        let (len, unterminated) = store::for_each_line(&mut reader, hint, |offset, line| {
+            if let Some(v) = f(line) {
+                out.push((start + offset, line.len(), v));
+            }
         })?;
         Ok((out, start + len, unterminated))
     };
