@@ -289,16 +289,39 @@ impl EntryIndex {
     /// twice, where the reference would loop forever.
     fn walk_to_root(&self, start: Option<u32>) -> Vec<u32> {
         let mut path = Vec::new();
-        let mut current = start.unwrap_or(NO_PARENT);
-        while current != NO_PARENT {
-            if path.len() > self.metas.len() {
-                return self.walk_to_root_checked(start);
-            }
-            path.push(current);
-            current = self.parents[current as usize];
+        let whole = self.walk_runs(start, self.metas.len(), |run, last| {
+            path.extend((run..=last).rev().map(|p| p as u32))
+        });
+        if !whole {
+            return self.walk_to_root_checked(start);
         }
         path.reverse();
         path
+    }
+
+    /// Walks from `start` to the root a run at a time, calling `emit(first, last)`
+    /// for the positions `last` down to `first`. False, having stopped, when the
+    /// path would pass `limit` entries: a parent cycle (a run ends in a parent
+    /// jump, so a cycle keeps growing the path), or more than the caller has room for.
+    fn walk_runs(
+        &self,
+        start: Option<u32>,
+        limit: usize,
+        mut emit: impl FnMut(usize, usize),
+    ) -> bool {
+        let mut len = 0;
+        let mut current = start.unwrap_or(NO_PARENT);
+        while current != NO_PARENT {
+            let last = current as usize;
+            let first = self.runs.get(last).map_or(last, |&r| r as usize);
+            len += last - first + 1;
+            if len > limit {
+                return false;
+            }
+            emit(first, last);
+            current = self.parents[first];
+        }
+        true
     }
 
     /// The walk for a parent cycle: it ends before the first entry seen twice.
@@ -326,23 +349,18 @@ impl EntryIndex {
     pub fn branch_into(&self, from: Option<&str>, out: &mut [u32]) -> Option<usize> {
         let start = from.and_then(|k| self.get(k));
         let mut len = 0;
-        let mut current = start.unwrap_or(NO_PARENT);
-        while current != NO_PARENT {
-            let c = current as usize;
-            // A run ends in a parent jump, so a cycle still grows the path.
-            let run = self.runs.get(c).map_or(c, |&r| r as usize);
-            let count = c - run + 1;
-            if len + count > out.len() {
-                // Too short, or a parent cycle: the checked walk decides.
-                let path = self.walk_to_root_checked(start);
-                out.get_mut(..path.len())?.copy_from_slice(&path);
-                return Some(path.len());
-            }
-            for (slot, p) in out[len..len + count].iter_mut().zip((run..=c).rev()) {
+        let room = out.len();
+        let whole = self.walk_runs(start, room, |first, last| {
+            for (slot, p) in out[len..].iter_mut().zip((first..=last).rev()) {
                 *slot = p as u32;
             }
-            len += count;
-            current = self.parents[run];
+            len += last - first + 1;
+        });
+        if !whole {
+            // Too short, or a parent cycle: the checked walk decides.
+            let path = self.walk_to_root_checked(start);
+            out.get_mut(..path.len())?.copy_from_slice(&path);
+            return Some(path.len());
         }
         out[..len].reverse();
         Some(len)
@@ -696,7 +714,10 @@ mod tests {
                 for k in 0..=i {
                     let key = format!("e{k}");
                     let n = idx.branch_into(Some(&key), &mut out).expect("fits");
-                    assert_eq!(out[..n], idx.branch(Some(&key))[..], "from {key} after {i}");
+                    // Against the hop-by-hop walk, which knows nothing of runs.
+                    let plain = idx.walk_to_root_checked(idx.get(&key));
+                    assert_eq!(out[..n], plain[..], "from {key} after {i}");
+                    assert_eq!(idx.branch(Some(&key)), plain, "from {key} after {i}");
                 }
             }
         }
