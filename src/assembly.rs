@@ -125,7 +125,7 @@ pub fn write_parts(
     parts: &[Assembly],
 ) -> Result<(), IoFailure> {
     let total: u64 = parts.iter().map(Assembly::len).sum();
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let threads = crate::parallel::threads();
     // Jobs of about equal size; a long source range may be split between two.
     const MIN_JOB: u64 = 4 << 20;
     let job_size = (total / threads as u64).max(MIN_JOB);
@@ -178,17 +178,9 @@ pub fn write_parts(
     if jobs.len() < 2 || threads < 2 {
         return jobs.iter().try_for_each(run);
     }
-    let results: Vec<Result<(), IoFailure>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = jobs
-            .iter()
-            .map(|job| scope.spawn(move || run(job)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
-    results.into_iter().collect()
+    crate::parallel::map_in_order(&jobs, run)
+        .into_iter()
+        .collect()
 }
 
 fn write_job(target: &File, source: Option<&File>, job: &Job) -> Result<(), IoFailure> {

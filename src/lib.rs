@@ -9,6 +9,7 @@ pub mod index;
 pub mod json;
 pub mod listing;
 pub mod migrate;
+pub mod parallel;
 pub mod scanner;
 pub mod session;
 pub mod store;

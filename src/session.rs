@@ -12,6 +12,7 @@ use crate::entry::{read_line, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY};
 use crate::index::{EntryIndex, NullishMessage};
 use crate::json::{self, JsValue};
 use crate::migrate::{self, MigrateError};
+use crate::parallel;
 use crate::store::{self, IoFailure};
 
 pub const MAX_SESSION_HEADER_SCAN_BYTES: usize = 1024 * 1024;
@@ -732,25 +733,16 @@ impl Session {
     fn patched_lines(&self, outcome: &BranchOutcome) -> Result<Vec<Patched>, SessionError> {
         const PARALLEL_FROM: usize = 4096;
         let count = outcome.kept.len();
-        let threads = reader_threads();
+        let threads = parallel::threads();
         if threads < 2 || count < PARALLEL_FROM {
             return Ok(vec![self.patched_range(outcome, 0, count)?]);
         }
-        let bounds: Vec<usize> = (0..=threads).map(|t| count * t / threads).collect();
-        let parts: Vec<Result<Patched, SessionError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = bounds
-                .windows(2)
-                .map(|w| {
-                    let (from, to) = (w[0], w[1]);
-                    scope.spawn(move || self.patched_range(outcome, from, to))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        });
-        parts.into_iter().collect()
+        let ranges: Vec<(usize, usize)> = (0..threads)
+            .map(|t| (count * t / threads, count * (t + 1) / threads))
+            .collect();
+        parallel::map_in_order(&ranges, |&(from, to)| self.patched_range(outcome, from, to))
+            .into_iter()
+            .collect()
     }
 
     /// `patched_lines` for the kept entries `from..to`. A canonical file line whose
@@ -885,7 +877,7 @@ fn read_lines_parallel<T: Send>(
 ) -> Result<LinesRead<T>, IoFailure> {
     const PARALLEL_FROM: u64 = 4 << 20;
     let size = file.metadata().map_or(0, |m| m.len());
-    let threads = reader_threads();
+    let threads = parallel::threads();
     let mut starts = vec![0u64];
     if threads > 1 && size >= PARALLEL_FROM {
         for t in 1..threads as u64 {
@@ -896,8 +888,7 @@ fn read_lines_parallel<T: Send>(
             }
         }
     }
-    type Part<T> = Result<LinesRead<T>, IoFailure>;
-    let read_range = |start: u64, end: Option<u64>| -> Part<T> {
+    let read_range = |start: u64, end: Option<u64>| -> Result<LinesRead<T>, IoFailure> {
         let mut out = Vec::new();
         let mut reader = store::RangeReader {
             file,
@@ -912,26 +903,12 @@ fn read_lines_parallel<T: Send>(
         })?;
         Ok((out, start + len, unterminated))
     };
-    let ends: Vec<Option<u64>> = starts[1..].iter().map(|&e| Some(e)).chain([None]).collect();
     if starts.len() == 1 {
         return read_range(0, None);
     }
-    let parts: Vec<Part<T>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = starts
-            .iter()
-            .zip(&ends)
-            .map(|(&start, &end)| {
-                let read_range = &read_range;
-                scope.spawn(move || read_range(start, end))
-            })
-            .collect();
-        handles
-            .into_iter()
-            // A panic on a reader thread goes on up (to become a JS error), never
-            // a silently shorter result.
-            .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-            .collect()
-    });
+    let ends = starts[1..].iter().map(|&e| Some(e)).chain([None]);
+    let ranges: Vec<(u64, Option<u64>)> = starts.iter().copied().zip(ends).collect();
+    let parts = parallel::map_in_order(&ranges, |&(start, end)| read_range(start, end));
     let mut all = Vec::new();
     let mut last = (0, false);
     for part in parts {
@@ -940,10 +917,6 @@ fn read_lines_parallel<T: Send>(
         last = (end, unterminated);
     }
     Ok((all, last.0, last.1))
-}
-
-fn reader_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
 }
 
 /// `readSessionHeader`: the first parsed entry within the first MiB, if it is a
@@ -1150,7 +1123,7 @@ mod tests {
             },
         )
         .unwrap();
-        assert!(reader_threads() < 2 || parallel.len() > 1000);
+        assert!(parallel::threads() < 2 || parallel.len() > 1000);
         let first_difference = parallel.iter().zip(&one_pass).position(|(a, b)| a != b);
         assert_eq!(
             first_difference,
