@@ -191,15 +191,25 @@ test("list: ties of modified keep the reference's name order (non-ASCII, case, p
 	await differential("list ties", async (d) => {
 		const dir = (s) => s.sessionDir;
 		await d.setup((s) => {
-			fs.mkdirSync(dir(s), { recursive: true });
-			names.forEach((name, k) => {
-				if (name.includes("\u0000")) return; // not a valid file name
-				fs.writeFileSync(path.join(dir(s), `${name}.jsonl`), simpleSession(`tie-${k}`, CWD, { i: 7 }));
-			});
+			for (const folder of [dir(s), defaultSessionDir(s.agentDir, CWD)]) {
+				fs.mkdirSync(folder, { recursive: true });
+				names.forEach((name, k) => {
+					if (name.includes("\u0000")) return; // not a valid file name
+					const file = path.join(folder, `${name}.jsonl`);
+					fs.writeFileSync(file, simpleSession(`tie-${k}`, CWD, { i: 7 }));
+					// listAll() reads files newest mtime first: equal mtimes leave the names to decide.
+					fs.utimesSync(file, MTIME(3), MTIME(3));
+				});
+			}
 		});
 		await d.step("list(cwd, dir), first call", (s) => s.SM.list(CWD, dir(s)), R);
 		await d.step("list(cwd, dir), second call", (s) => s.SM.list(CWD, dir(s)), R);
 		await d.step("listAll(dir)", (s) => s.SM.listAll(dir(s)), R);
+		// The default folder is read by listAll() first: list() then answers
+		// unchanged files from what listAll() built, and the other way round.
+		await d.step("listAll(), first call", (s) => s.SM.listAll(), R);
+		await d.step("list(cwd) after listAll()", (s) => s.SM.list(CWD), R);
+		await d.step("listAll() after list(cwd)", (s) => s.SM.listAll(), R);
 	});
 });
 

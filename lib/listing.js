@@ -151,11 +151,12 @@ function sessionInfo(file, summary, stats) {
 }
 
 /**
- * The SessionInfo last built for each path, under the native cache's token for
- * that version of the file: an unchanged file is answered with a fresh copy
- * without moving its texts across again.
+ * Per folder, what its last complete listing built, by the native scanner's
+ * token (a token names one version of one file): `{ info, header, name }`.
+ * Files the scanner reports unchanged are answered from here with fresh
+ * copies, without their texts crossing over again.
  */
-const infoCache = new Map();
+const folderInfos = new Map();
 
 /** A fresh SessionInfo equal to a cached one (strings are shared; they are immutable). */
 function copyInfo({ info, header }) {
@@ -184,18 +185,38 @@ function tryInfo(file, summary, stats) {
 
 /**
  * Summarizes files in Rust on threads of its own: `source.files` (`{ path,
- * stats? }` objects), or every `.jsonl` file of `source.dir` (listed in Rust). `onLoaded(info, index)` is called on
- * this thread as each file finishes, in completion order like the reference's
- * concurrent loads; `onStart(total)` first. Resolves to `{ results, names }`
- * (`names` for a folder: the names in readdir order, `null` if the folder
- * cannot be read). Rejects with the signal's reason on abort, or with what
- * `onLoaded` throws.
+ * dir, stats? }` objects; `source.folders` are the folders all of whose
+ * `.jsonl` files are among them), or every `.jsonl` file of `source.dir`
+ * (listed in Rust). `onLoaded(info, index)` is called on this thread as each
+ * file finishes, in completion order like the reference's concurrent loads;
+ * `onStart(total)` first. Resolves to `{ results, names }` (`names` for a
+ * folder: the names in readdir order, `null` if the folder cannot be read).
+ * Rejects with the signal's reason on abort, or with what `onLoaded` throws.
  */
 function loadInfos(source, onLoaded, signal, onStart) {
   const files = source.files;
   if (files?.length === 0) return Promise.resolve({ results: [], names: null });
   signal?.throwIfAborted();
   applyCacheDir();
+  const folders = files ? source.folders : [source.dir];
+  // What this listing holds from the last ones, and what it builds for the next.
+  const held = new Map(folders.map((dir) => [dir, folderInfos.get(dir) ?? new Map()]));
+  const fresh = new Map(folders.map((dir) => [dir, new Map()]));
+  const heldFor = (dir) => held.get(dir) ?? folderInfos.get(dir) ?? new Map();
+  const heldAnywhere = (token) => {
+    for (const map of held.values()) if (map.has(token)) return map.get(token);
+    return undefined;
+  };
+  const freshFor = (dir) => {
+    let map = fresh.get(dir);
+    if (!map) fresh.set(dir, (map = new Map()));
+    return map;
+  };
+  let knownCount = 0;
+  for (const map of held.values()) knownCount += map.size;
+  const known = new Float64Array(knownCount);
+  let k = 0;
+  for (const map of held.values()) for (const token of map.keys()) known[k++] = token;
   return new Promise((resolve, reject) => {
     let settled = false;
     let failed = false;
@@ -204,13 +225,12 @@ function loadInfos(source, onLoaded, signal, onStart) {
     let results;
     let names = null;
     const rejectOnly = (error) => reject(error);
-    // What this listing told the scanner it holds; answers "unchanged" results.
-    const known = files ? files.map((f) => infoCache.get(f.path)) : [];
     const settle = (error) => {
       if (settled) return;
       settled = true;
       signal?.removeEventListener('abort', onAbort);
       if (error === undefined) {
+        for (const [dir, map] of fresh) folderInfos.set(dir, map);
         resolve({ results, names });
       } else {
         handle?.cancel();
@@ -218,38 +238,10 @@ function loadInfos(source, onLoaded, signal, onStart) {
       }
     };
     const onAbort = () => settle(signal.reason);
-    const onResult = (result) => {
-      if (settled) return;
-      if (result.index < 0) {
-        if (failed) settled = true;
-        else settle();
-        return;
-      }
-      let file;
-      if (files) {
-        file = files[result.index];
-      } else {
-        names[result.index] = result.name;
-        // path.join as the later listings build it: the same string for the
-        // infoCache key (a concatenation makes a rope that is slower to look up).
-        file = { path: path.join(source.dir, result.name) };
-      }
-      let info = null;
-      const cached = result.unchanged ? known[result.index] : undefined;
-      if (cached) {
-        info = cached.info && copyInfo(cached);
-      } else if (result.summary && !result.failed) {
-        // `stats.mtime` rounds `mtimeMs` to the millisecond.
-        const stats = file.stats ?? { mtime: new Date(Math.round(result.mtimeMs)) };
-        info = tryInfo(file.path, result.summary, stats);
-        const header = result.summary.header;
-        infoCache.set(file.path, { token: result.token, header, info: info && copyInfo({ info, header }) });
-      } else {
-        infoCache.delete(file.path);
-      }
-      results[result.index] = info;
+    const deliver = (info, index) => {
+      results[index] = info;
       try {
-        onLoaded(info, result.index);
+        onLoaded(info, index);
       } catch (error) {
         // As in the reference, whose loads run on ten workers: the first
         // callback error rejects the listing, each error stops one worker,
@@ -266,14 +258,62 @@ function loadInfos(source, onLoaded, signal, onStart) {
         }
       }
     };
+    const onUnchanged = ({ indices, tokens }) => {
+      for (let i = 0; i < indices.length && !settled; i++) {
+        const index = indices[i];
+        const dir = files ? files[index].dir : source.dir;
+        // Every token in `known` came from one of the held maps.
+        const cached = heldFor(dir).get(tokens[i]) ?? heldAnywhere(tokens[i]);
+        if (cached === undefined) {
+          settle(new Error('pi-session-native: the listing scanner reported a summary this process does not hold'));
+          return;
+        }
+        freshFor(dir).set(tokens[i], cached);
+        if (names) names[index] = cached.name;
+        deliver(cached.info && copyInfo(cached), index);
+      }
+    };
+    const onResult = (result) => {
+      if (settled) return;
+      if (result.index === -1) {
+        if (failed) settled = true;
+        else settle();
+        return;
+      }
+      if (result.unchanged) {
+        onUnchanged(result.unchanged);
+        return;
+      }
+      let file;
+      if (files) {
+        file = files[result.index];
+      } else {
+        names[result.index] = result.name;
+        file = { path: path.join(source.dir, result.name), dir: source.dir };
+      }
+      const name = result.name ?? path.basename(file.path);
+      let info = null;
+      if (result.summary && !result.failed) {
+        // `stats.mtime` rounds `mtimeMs` to the millisecond.
+        const stats = file.stats ?? { mtime: new Date(Math.round(result.mtimeMs)) };
+        info = tryInfo(file.path, result.summary, stats);
+        const header = result.summary.header;
+        freshFor(file.dir).set(result.token, { info: info && copyInfo({ info, header }), header, name });
+      } else if (result.token) {
+        // Not a session as the reference reads it: known to be null until it changes.
+        freshFor(file.dir).set(result.token, { info: null, header: null, name });
+      }
+      deliver(info, result.index);
+    };
     if (files) {
       handle = native.scanSessions(
         files.map((f) => f.path),
-        known.map((k) => k?.token ?? 0),
+        known,
+        folders,
         onResult,
       );
     } else {
-      handle = native.scanSessionFolder(source.dir, onResult);
+      handle = native.scanSessionFolder(source.dir, known, onResult);
       if (handle === null) {
         settled = true;
         resolve({ results: [], names: null });
@@ -309,8 +349,25 @@ function sortSessionInfos(sessions) {
   return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
 }
 
-/** Folders listed before in this process: their files' infos are cached. */
-const listedDirs = new Set();
+/**
+ * The reference's order of a folder's infos: names sorted with localeCompare
+ * (descending), then a stable sort by `modified` (newest first). That is one
+ * sort by (modified, name, readdir index), which needs the collator only for
+ * ties of `modified`. An invalid date makes the reference's comparator
+ * inconsistent (NaN); then its two sorts are done as it does them.
+ */
+function referenceOrder(results, names) {
+  const kept = [];
+  for (let i = 0; i < results.length; i++) if (results[i] !== null) kept.push(i);
+  const time = kept.map((i) => results[i].modified.getTime());
+  if (time.some(Number.isNaN)) {
+    const byName = kept.sort((i, j) => collator.compare(names[j], names[i])).map((i) => results[i]);
+    return sortSessionInfos(byName);
+  }
+  const order = kept.map((_, k) => k);
+  order.sort((a, b) => time[b] - time[a] || collator.compare(names[kept[b]], names[kept[a]]) || kept[a] - kept[b]);
+  return order.map((k) => results[kept[k]]);
+}
 
 async function listSessionsFromDir(dir, onProgress, signal) {
   signal?.throwIfAborted();
@@ -325,32 +382,15 @@ async function listSessionsFromDir(dir, onProgress, signal) {
       const publish = loaded === 1 || loaded % CURRENT_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === total;
       onProgress?.(loaded, total, publish ? sortSessionInfos([...partial]) : undefined);
     };
-    if (listedDirs.has(dir)) {
-      // Seen before: tell the scanner which summaries this process holds.
-      const files = (await fsp.readdir(dir))
-        .filter((f) => f.endsWith('.jsonl'))
-        .sort((a, b) => collator.compare(b, a))
-        .map((f) => ({ path: path.join(dir, f) }));
-      total = files.length;
-      const { results } = await loadInfos({ files }, onLoaded, signal);
-      return results.filter((info) => info !== null);
-    }
-    // First time: Rust lists the folder and reads it newest name first, and
-    // nothing is built here for a file before its result arrives. The
-    // reference's order (localeCompare, descending) decides only the order of
-    // the results (ties of `modified` keep it); progress lists follow
-    // completion order. Sorting indices in readdir order with the reference's
-    // comparator gives its permutation, ties included.
-    listedDirs.add(dir);
+    // Rust lists the folder and reads it newest name first, and nothing is
+    // built here for a file before its result arrives. The reference's order
+    // (localeCompare, descending) decides only the order of the results (ties
+    // of `modified` keep it); progress lists follow completion order.
     const { results, names } = await loadInfos({ dir }, onLoaded, signal, (n) => {
       total = n;
     });
     if (names === null) return [];
-    return names
-      .map((_, i) => i)
-      .sort((i, j) => collator.compare(names[j], names[i]))
-      .map((i) => results[i])
-      .filter((info) => info !== null);
+    return referenceOrder(results, names);
   } catch {
     signal?.throwIfAborted();
     return [];
@@ -389,12 +429,16 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     const dirs = entries
       .filter((e) => e.isDirectory() || e.isSymbolicLink())
       .map((e) => path.join(sessionsDir, e.name));
+    // Folders read whole: the native cache drops its other files.
+    const folders = [];
     const dirFiles = await mapWithConcurrency(
       dirs,
       MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
       async (dir) => {
         try {
-          return (await fsp.readdir(dir)).filter((f) => f.endsWith('.jsonl')).map((f) => path.join(dir, f));
+          const names = (await fsp.readdir(dir)).filter((f) => f.endsWith('.jsonl'));
+          folders.push(dir);
+          return names.map((f) => ({ path: path.join(dir, f), dir }));
         } catch {
           return [];
         }
@@ -406,9 +450,9 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
       MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
       async (file) => {
         try {
-          return { path: file, stats: await fsp.stat(file) };
+          return { ...file, stats: await fsp.stat(file.path) };
         } catch {
-          return { path: file };
+          return file;
         }
       },
       abortSignal,
@@ -423,7 +467,7 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     let firstLoaded = false;
     const partial = [];
     const { results } = await loadInfos(
-      { files: candidates },
+      { files: candidates, folders },
       (info, index) => {
         loaded++;
         if (index === 0) firstLoaded = true;

@@ -701,7 +701,8 @@ fn cache_dir_loaded() -> Option<std::path::PathBuf> {
     Some(dir.clone())
 }
 
-/// One file's listing result, or the end of the scan (`index` -1).
+/// One file's listing result, a batch of unchanged files (`index` -2), or
+/// the end of the scan (`index` -1).
 #[napi(object)]
 pub struct JsScanResult {
     pub index: i64,
@@ -711,9 +712,31 @@ pub struct JsScanResult {
     pub mtime_ms: Option<f64>,
     /// The file could not be read (the reference's summary is then null).
     pub failed: bool,
-    /// See `scanner::FileResult`: the caller's copy for `token` is current.
+    /// See `scanner::FileResult`.
     pub token: f64,
-    pub unchanged: bool,
+    pub unchanged: Option<JsUnchanged>,
+}
+
+/// Files whose summaries the caller holds (their tokens were in `known`):
+/// reported together, one call into JavaScript for many files.
+#[napi(object)]
+pub struct JsUnchanged {
+    pub indices: Uint32Array,
+    pub tokens: Float64Array,
+}
+
+impl JsScanResult {
+    fn end() -> JsScanResult {
+        JsScanResult {
+            index: -1,
+            name: None,
+            summary: None,
+            mtime_ms: None,
+            failed: false,
+            token: 0.0,
+            unchanged: None,
+        }
+    }
 }
 
 /// A text as a string, or else as a JSON literal.
@@ -764,35 +787,97 @@ impl ScanHandle {
 
 type ScanCallback = ThreadsafeFunction<JsScanResult, (), JsScanResult, Status, false>;
 
-/// Summarizes session files on threads of our own; `on_result` is called for
-/// each file as it finishes, then once with index -1.
+fn known_tokens(known: &[f64]) -> scanner::Known {
+    known.iter().map(|&t| t as u64).collect()
+}
+
+/// Summarizes session files on threads of our own; `on_result` is called as
+/// files finish, then once with index -1. Files whose token is in `known` are
+/// reported in batches, without their summaries. `folders` are folders whose
+/// `.jsonl` files are all among `paths`: cached entries of their other files
+/// are dropped.
 #[napi(catch_unwind)]
-pub fn scan_sessions(paths: Vec<String>, known: Vec<f64>, on_result: ScanCallback) -> ScanHandle {
-    let paths: Vec<std::path::PathBuf> = paths.into_iter().map(Into::into).collect();
-    let known: Vec<u64> = known.into_iter().map(|t| t as u64).collect();
-    spawn_scan(paths, known, None, on_result)
+pub fn scan_sessions(
+    paths: Vec<String>,
+    known: Float64Array,
+    folders: Vec<String>,
+    on_result: ScanCallback,
+) -> ScanHandle {
+    let paths = paths.into_iter().map(Into::into).collect();
+    let folders = folders.into_iter().map(Into::into).collect();
+    spawn_scan(paths, known_tokens(&known), None, folders, on_result)
 }
 
 /// `list()`'s scan of a whole folder: the `.jsonl` names of `dir` in the order
 /// `readdir` gives them (sorted by bytes), read newest name first. Each result
-/// carries its file's name and its index in that order; `null` if the folder
-/// cannot be read. JavaScript then holds no name or path before the first
-/// result arrives.
+/// carries its file's name and its index in that order (batches of unchanged
+/// files carry indices only); `null` if the folder cannot be read. JavaScript
+/// then holds no name or path before the first result arrives.
 #[napi(catch_unwind)]
-pub fn scan_session_folder(dir: String, on_result: ScanCallback) -> Option<ScanHandle> {
+pub fn scan_session_folder(
+    dir: String,
+    known: Float64Array,
+    on_result: ScanCallback,
+) -> Option<ScanHandle> {
     let dir = std::path::PathBuf::from(dir);
     let names = crate::discovery::session_names_lossy(&dir).ok()?;
     // Node decodes names as UTF-8 and opens the decoded path; so does this.
     let paths = names.iter().rev().map(|n| dir.join(n)).collect();
-    Some(spawn_scan(paths, Vec::new(), Some(names), on_result))
+    let known = known_tokens(&known);
+    Some(spawn_scan(
+        paths,
+        known,
+        Some((dir.clone(), names)),
+        vec![dir],
+        on_result,
+    ))
 }
 
-/// With `names`, `paths` are those names in reverse, and results are reported
-/// by name and index in `names`.
+/// How many unchanged files, or how long, a batch collects before it is sent.
+const BATCH_FILES: usize = 256;
+const BATCH_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
+
+#[derive(Default)]
+struct UnchangedBatch {
+    indices: Vec<u32>,
+    tokens: Vec<f64>,
+    since: Option<std::time::Instant>,
+}
+
+impl UnchangedBatch {
+    /// Adds a file; returns the batch to send when it is due.
+    fn add(&mut self, index: usize, token: u64) -> Option<JsScanResult> {
+        self.indices.push(index as u32);
+        self.tokens.push(token as f64);
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        (self.indices.len() >= BATCH_FILES || since.elapsed() >= BATCH_WAIT)
+            .then(|| self.take())
+            .flatten()
+    }
+
+    fn take(&mut self) -> Option<JsScanResult> {
+        if self.indices.is_empty() {
+            return None;
+        }
+        self.since = None;
+        Some(JsScanResult {
+            index: -2,
+            unchanged: Some(JsUnchanged {
+                indices: std::mem::take(&mut self.indices).into(),
+                tokens: std::mem::take(&mut self.tokens).into(),
+            }),
+            ..JsScanResult::end()
+        })
+    }
+}
+
+/// With `folder` (its path and the names in it), `paths` are those names in
+/// reverse, and results are reported by name and index in `names`.
 fn spawn_scan(
     paths: Vec<std::path::PathBuf>,
-    known: Vec<u64>,
-    names: Option<Vec<String>>,
+    known: scanner::Known,
+    folder: Option<(std::path::PathBuf, Vec<String>)>,
+    listed_folders: Vec<std::path::PathBuf>,
     on_result: ScanCallback,
 ) -> ScanHandle {
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -802,60 +887,63 @@ fn spawn_scan(
     std::thread::spawn(move || {
         let persistent = cache_dir_loaded();
         let callback = &on_result;
-        let names = names.as_deref();
+        let names = folder.as_ref().map(|(_, names)| names.as_slice());
+        // Without the folder held open, files are stat'ed by their full paths.
+        let held = folder
+            .as_ref()
+            .and_then(|(dir, _)| crate::discovery::Folder::open(dir).ok());
         let last = paths.len().saturating_sub(1);
+        let batch = std::sync::Mutex::new(UnchangedBatch::default());
+        let send = |message| callback.call(message, ThreadsafeFunctionCallMode::NonBlocking);
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             scanner::scan(
                 &SUMMARY_CACHE,
                 &paths,
+                held.as_ref(),
                 &known,
                 threads,
                 &flag,
                 &|index, result| {
-                    let (index, name) = match names {
-                        Some(names) => (last - index, Some(names[last - index].clone())),
-                        None => (index, None),
-                    };
-                    let message = match result {
+                    let index = if names.is_some() { last - index } else { index };
+                    if let Ok(r) = &result {
+                        if r.unchanged {
+                            let due = batch.lock().ok().and_then(|mut b| b.add(index, r.token));
+                            if let Some(message) = due {
+                                send(message);
+                            }
+                            return;
+                        }
+                    }
+                    let name = names.map(|names| names[index].clone());
+                    send(match result {
                         Ok(r) => JsScanResult {
                             index: index as i64,
                             name,
                             summary: r.summary.map(summary_js),
                             mtime_ms: Some(r.mtime_ms),
-                            failed: false,
                             token: r.token as f64,
-                            unchanged: r.unchanged,
+                            ..JsScanResult::end()
                         },
                         Err(_) => JsScanResult {
                             index: index as i64,
                             name,
-                            summary: None,
-                            mtime_ms: None,
                             failed: true,
-                            token: 0.0,
-                            unchanged: false,
+                            ..JsScanResult::end()
                         },
-                    };
-                    callback.call(message, ThreadsafeFunctionCallMode::NonBlocking);
+                    });
                 },
             );
         }));
-        on_result.call(
-            JsScanResult {
-                index: -1,
-                name: None,
-                summary: None,
-                mtime_ms: None,
-                failed: false,
-                token: 0.0,
-                unchanged: false,
-            },
-            ThreadsafeFunctionCallMode::NonBlocking,
-        );
-        // Deleted files drop out of the cache, after the caller has its answer;
-        // then the persistent copy is brought up to date. A failure to write it
-        // only costs the next process a cold listing.
-        SUMMARY_CACHE.prune();
+        if let Some(message) = batch.lock().ok().and_then(|mut b| b.take()) {
+            send(message);
+        }
+        send(JsScanResult::end());
+        // Files no longer in the folders just read drop out of the cache, after
+        // the caller has its answer; then the persistent copy is brought up to
+        // date. A failure to write it only costs the next process a cold
+        // listing.
+        let listed: Vec<&std::path::Path> = listed_folders.iter().map(|f| f.as_path()).collect();
+        SUMMARY_CACHE.retain_listed(&listed, &paths);
         if let Some(dir) = persistent {
             if SUMMARY_CACHE.take_dirty() {
                 let _ = SUMMARY_CACHE.save_to(&dir);

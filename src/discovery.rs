@@ -45,22 +45,26 @@ pub fn session_names_lossy(dir: &Path) -> std::io::Result<Vec<String>> {
 
 /// A folder held open so that its files are opened and stat'ed relative to
 /// it: the kernel then resolves one name per file instead of the whole path.
-struct Folder<'a> {
+pub struct Folder<'a> {
     fd: OwnedFd,
     path: &'a Path,
 }
 
 impl<'a> Folder<'a> {
-    fn open(path: &'a Path) -> std::io::Result<Self> {
+    pub fn open(path: &'a Path) -> std::io::Result<Self> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let fd = rustix::fs::open(path, flags, Mode::empty())?;
         Ok(Folder { fd, path })
     }
 
-    /// `stats.mtimeMs` of a file (following symlinks, like `statSync`).
+    /// The status of a file in the folder, following symlinks like `statSync`.
+    pub fn stat(&self, name: &OsStr) -> rustix::io::Result<rustix::fs::Stat> {
+        rustix::fs::statat(&self.fd, name, AtFlags::empty())
+    }
+
+    /// `stats.mtimeMs` of a file.
     fn mtime_ms(&self, name: &OsStr) -> Option<f64> {
-        let st = rustix::fs::statat(&self.fd, name, AtFlags::empty()).ok()?;
-        Some(st.st_mtime as f64 * 1e3 + st.st_mtime_nsec as f64 / 1e6)
+        self.stat(name).ok().map(|st| mtime_ms(&st))
     }
 
     /// The header line of a file for discovery, as `discovery_header` gives it.
@@ -90,6 +94,12 @@ impl<'a> Folder<'a> {
         }
         discovery_header(&self.path.join(name))
     }
+}
+
+/// `stats.mtimeMs` as Node computes it (seconds and nanoseconds apart, so the
+/// float keeps its precision; `stats.mtime` then rounds it).
+pub(crate) fn mtime_ms(st: &rustix::fs::Stat) -> f64 {
+    st.st_mtime as f64 * 1e3 + st.st_mtime_nsec as f64 / 1e6
 }
 
 /// Runs `f` over `items` on up to `threads` threads; results keep their order.

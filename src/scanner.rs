@@ -8,11 +8,11 @@ use std::io::{Read, Seek, SeekFrom};
 
 use crate::store;
 use std::os::unix::ffi::OsStringExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+use crate::discovery::Folder;
 use crate::listing::{SessionSummary, Summarizer};
 use crate::store::IoFailure;
 
@@ -298,28 +298,26 @@ impl SummaryCache {
         self.len() == 0
     }
 
-    /// Drops files that no longer exist. The files are checked without the
-    /// lock held: a listing that starts meanwhile is not kept waiting for
-    /// thousands of stats.
-    pub fn prune(&self) {
-        let Ok(paths) = self
-            .entries
-            .lock()
-            .map(|map| map.keys().cloned().collect::<Vec<_>>())
-        else {
-            return;
-        };
-        let gone: Vec<PathBuf> = paths.into_iter().filter(|p| !p.exists()).collect();
-        if gone.is_empty() {
+    /// Drops the entries of files in `folders` that are not among `listed`:
+    /// those folders were just read whole, so their other files are gone (or
+    /// were renamed). Entries of other folders wait for their own listing.
+    pub fn retain_listed(&self, folders: &[&Path], listed: &[PathBuf]) {
+        if folders.is_empty() {
             return;
         }
-        if let Ok(mut map) = self.entries.lock() {
-            for path in gone {
-                // Unless it came back meanwhile (and may hold a fresh entry).
-                if !path.exists() && map.remove(&path).is_some() {
-                    self.dirty.store(true, Ordering::Relaxed);
-                }
-            }
+        let listed: foldhash::HashSet<&Path> = listed.iter().map(PathBuf::as_path).collect();
+        let Ok(mut map) = self.entries.lock() else {
+            return;
+        };
+        let before = map.len();
+        map.retain(|path, _| {
+            listed.contains(path.as_path())
+                || !path
+                    .parent()
+                    .is_some_and(|parent| folders.contains(&parent))
+        });
+        if map.len() != before {
+            self.dirty.store(true, Ordering::Relaxed);
         }
     }
 
@@ -340,13 +338,33 @@ impl SummaryCache {
     }
 }
 
-fn mtime_ns(meta: &fs::Metadata) -> i128 {
-    meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128
+/// What the scan needs of a file's status.
+struct FileStat {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+    mtime_ms: f64,
+    is_file: bool,
 }
 
-fn ctime_ns(meta: &fs::Metadata) -> i128 {
-    meta.ctime() as i128 * 1_000_000_000 + meta.ctime_nsec() as i128
+impl FileStat {
+    fn new(st: &rustix::fs::Stat) -> FileStat {
+        FileStat {
+            dev: st.st_dev,
+            ino: st.st_ino,
+            size: st.st_size as u64,
+            mtime_ns: st.st_mtime as i128 * 1_000_000_000 + st.st_mtime_nsec as i128,
+            ctime_ns: st.st_ctime as i128 * 1_000_000_000 + st.st_ctime_nsec as i128,
+            mtime_ms: crate::discovery::mtime_ms(st),
+            is_file: rustix::fs::FileType::from_raw_mode(st.st_mode).is_file(),
+        }
+    }
 }
+
+/// Tokens of the summaries the caller already holds.
+pub type Known = foldhash::HashSet<u64>;
 
 /// Checksum of the file's first `HEAD_CHECK` bytes, at most up to `end`.
 fn head_of(path: &Path, end: u64) -> Option<u64> {
@@ -471,18 +489,25 @@ fn read_on(
     })
 }
 
-/// The summary of one file, from the cache where the file only grew. With the
-/// `known` token of an unchanged file, the summary itself is not copied out.
+/// The summary of one file, from the cache where the file only grew. For a
+/// token in `known` (an unchanged file), the summary itself is not copied out.
 pub fn summarize_cached(
     cache: &SummaryCache,
     path: &Path,
-    known: u64,
+    known: &Known,
 ) -> Result<FileResult, IoFailure> {
-    let meta = fs::metadata(path).map_err(|e| IoFailure::new(&e, "stat", Some(path)))?;
-    // As Node computes `stats.mtimeMs` (seconds and nanoseconds apart, so the
-    // float keeps its precision); `stats.mtime` then rounds it.
-    let mtime_ms = meta.mtime() as f64 * 1e3 + meta.mtime_nsec() as f64 / 1e6;
-    if !meta.is_file() {
+    let st = rustix::fs::stat(path).map_err(|e| IoFailure::new(&e.into(), "stat", Some(path)))?;
+    summarize_stat(cache, path, &FileStat::new(&st), known)
+}
+
+fn summarize_stat(
+    cache: &SummaryCache,
+    path: &Path,
+    stat: &FileStat,
+    known: &Known,
+) -> Result<FileResult, IoFailure> {
+    let mtime_ms = stat.mtime_ms;
+    if !stat.is_file {
         // Reading a directory fails in the reference, which then returns null.
         return Ok(FileResult {
             summary: None,
@@ -491,17 +516,12 @@ pub fn summarize_cached(
             unchanged: false,
         });
     }
-    let (dev, ino, size, mtime, ctime) = (
-        meta.dev(),
-        meta.ino(),
-        meta.len(),
-        mtime_ns(&meta),
-        ctime_ns(&meta),
-    );
+    let (dev, ino, size, mtime, ctime) =
+        (stat.dev, stat.ino, stat.size, stat.mtime_ns, stat.ctime_ns);
     let cached = cache.get(path).filter(|c| c.dev == dev && c.ino == ino);
     if let Some(c) = &cached {
         if c.size == size && c.mtime_ns == mtime && c.ctime_ns == ctime {
-            let unchanged = known == c.token;
+            let unchanged = known.contains(&c.token);
             return Ok(FileResult {
                 summary: if unchanged { None } else { c.result.clone() },
                 mtime_ms,
@@ -556,15 +576,25 @@ pub fn summarize_cached(
 }
 
 /// Summarizes `paths` on `threads` threads of our own, calling `done(index,
-/// result)` as each file finishes. Stops early when `cancel` is set.
+/// result)` as each file finishes. Stops early when `cancel` is set. With
+/// `folder`, every path lies directly in it and is stat'ed relative to it.
 pub fn scan(
     cache: &SummaryCache,
     paths: &[PathBuf],
-    known: &[u64],
+    folder: Option<&Folder>,
+    known: &Known,
     threads: usize,
     cancel: &AtomicBool,
     done: &(dyn Fn(usize, Result<FileResult, IoFailure>) + Sync),
 ) {
+    let summarize = |path: &PathBuf| {
+        let st = match (folder, path.file_name()) {
+            (Some(folder), Some(name)) => folder.stat(name),
+            _ => rustix::fs::stat(path),
+        }
+        .map_err(|e| IoFailure::new(&e.into(), "stat", Some(path)))?;
+        summarize_stat(cache, path, &FileStat::new(&st), known)
+    };
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
         for _ in 0..threads.clamp(1, paths.len().max(1)) {
@@ -576,10 +606,7 @@ pub fn scan(
                 let Some(path) = paths.get(i) else {
                     return;
                 };
-                done(
-                    i,
-                    summarize_cached(cache, path, known.get(i).copied().unwrap_or(0)),
-                );
+                done(i, summarize(path));
             });
         }
     });
@@ -611,7 +638,10 @@ mod tests {
         let path = dir.join("a.jsonl");
         fs::write(&path, format!("{HEADER}{}", user("one"))).unwrap();
         let cache = SummaryCache::default();
-        let first = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
+        let first = summarize_cached(&cache, &path, &Known::default())
+            .unwrap()
+            .summary
+            .unwrap();
         assert_eq!(first.message_count, 1);
         // Append a line and half of another.
         let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
@@ -621,18 +651,24 @@ mod tests {
             user("two")
         )
         .unwrap();
-        let second = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
+        let second = summarize_cached(&cache, &path, &Known::default())
+            .unwrap()
+            .summary
+            .unwrap();
         assert_eq!(second.message_count, 2);
         assert_eq!(second.all_messages_text, b"one two");
         writeln!(f, "\"content\":\"three\"}}}}").unwrap();
-        let third = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
+        let third = summarize_cached(&cache, &path, &Known::default())
+            .unwrap()
+            .summary
+            .unwrap();
         assert_eq!(third.all_messages_text, b"one two three");
         // The same as reading it cold.
-        let cold = summarize_cached(&SummaryCache::default(), &path, 0).unwrap();
+        let cold = summarize_cached(&SummaryCache::default(), &path, &Known::default()).unwrap();
         assert_eq!(cold.summary.unwrap(), third);
         // Asking again with the token of what we hold copies nothing.
-        let again = summarize_cached(&cache, &path, 0).unwrap();
-        let known = summarize_cached(&cache, &path, again.token).unwrap();
+        let again = summarize_cached(&cache, &path, &Known::default()).unwrap();
+        let known = summarize_cached(&cache, &path, &Known::from_iter([again.token])).unwrap();
         assert!(known.unchanged && known.summary.is_none());
         // A rewrite with the same length (and a new mtime) is read again.
         let content = fs::read_to_string(&path).unwrap().replace("one", "uno");
@@ -644,7 +680,10 @@ mod tests {
             .unwrap()
             .set_modified(later)
             .unwrap();
-        let rewritten = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
+        let rewritten = summarize_cached(&cache, &path, &Known::default())
+            .unwrap()
+            .summary
+            .unwrap();
         assert_eq!(rewritten.first_message, b"uno");
         // A rewrite that grew and kept the old end, but changed the start.
         let before = fs::read_to_string(&path).unwrap();
@@ -653,11 +692,17 @@ mod tests {
             format!("{}{}", before.replacen("uno", "one", 1), user("four")),
         )
         .unwrap();
-        let changed_head = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
+        let changed_head = summarize_cached(&cache, &path, &Known::default())
+            .unwrap()
+            .summary
+            .unwrap();
         assert_eq!(changed_head.first_message, b"one");
         // A rewrite that grew but changed the bytes before the old end too.
         fs::write(&path, format!("{HEADER}{}{}", user("eins"), user("zwei"))).unwrap();
-        let regrown = summarize_cached(&cache, &path, 0).unwrap().summary.unwrap();
+        let regrown = summarize_cached(&cache, &path, &Known::default())
+            .unwrap()
+            .summary
+            .unwrap();
         assert_eq!(regrown.all_messages_text, b"eins zwei");
         fs::remove_dir_all(&dir).unwrap();
     }
@@ -668,14 +713,16 @@ mod tests {
         let path = dir.join("a.jsonl");
         fs::write(&path, format!("{HEADER}{}", user("persisted"))).unwrap();
         let cache = SummaryCache::default();
-        let first = summarize_cached(&cache, &path, 0).unwrap();
+        let first = summarize_cached(&cache, &path, &Known::default()).unwrap();
         let store_dir = dir.join("cache");
         cache.save_to(&store_dir).unwrap();
         let fresh = SummaryCache::default();
         assert_eq!(fresh.load_from(&store_dir), 1);
         // Served from the loaded entry: same summary without reading the file.
         assert_eq!(
-            summarize_cached(&fresh, &path, 0).unwrap().summary,
+            summarize_cached(&fresh, &path, &Known::default())
+                .unwrap()
+                .summary,
             first.summary
         );
         // Appends continue from the loaded state.
@@ -685,7 +732,10 @@ mod tests {
             .unwrap()
             .write_all(user("more").as_bytes())
             .unwrap();
-        let grown = summarize_cached(&fresh, &path, 0).unwrap().summary.unwrap();
+        let grown = summarize_cached(&fresh, &path, &Known::default())
+            .unwrap()
+            .summary
+            .unwrap();
         assert_eq!(grown.all_messages_text, b"persisted more");
         // A torn file and a foreign file are ignored.
         let file = store_dir.join(CACHE_FILE);
@@ -709,12 +759,67 @@ mod tests {
         paths.push(dir.join("missing.jsonl"));
         let cache = SummaryCache::default();
         let seen = Mutex::new(vec![0; paths.len()]);
-        scan(&cache, &paths, &[], 3, &AtomicBool::new(false), &|i, r| {
-            seen.lock().unwrap()[i] += 1;
-            assert_eq!(r.is_err(), i == 20);
-        });
+        scan(
+            &cache,
+            &paths,
+            None,
+            &Known::default(),
+            3,
+            &AtomicBool::new(false),
+            &|i, r| {
+                seen.lock().unwrap()[i] += 1;
+                assert_eq!(r.is_err(), i == 20);
+            },
+        );
         assert!(seen.into_inner().unwrap().iter().all(|&n| n == 1));
         assert_eq!(cache.len(), 20);
+        // Files stat'ed relative to the folder give the same results, and the
+        // tokens the caller holds come back as unchanged, without summaries.
+        let folder = Folder::open(&dir).unwrap();
+        let tokens = Mutex::new(vec![0u64; paths.len()]);
+        scan(
+            &cache,
+            &paths,
+            Some(&folder),
+            &Known::default(),
+            2,
+            &AtomicBool::new(false),
+            &|i, r| {
+                if let Ok(r) = r {
+                    assert!(!r.unchanged && r.summary.is_some());
+                    tokens.lock().unwrap()[i] = r.token;
+                }
+            },
+        );
+        let tokens = tokens.into_inner().unwrap();
+        let known: Known = tokens[..10].iter().copied().collect();
+        scan(
+            &cache,
+            &paths,
+            Some(&folder),
+            &known,
+            2,
+            &AtomicBool::new(false),
+            &|i, r| {
+                if let Ok(r) = r {
+                    assert_eq!(r.token, tokens[i]);
+                    assert_eq!(r.unchanged, i < 10);
+                    assert_eq!(r.summary.is_none(), i < 10);
+                }
+            },
+        );
+        // Files of a folder read whole that were not listed drop out; files of
+        // other folders stay.
+        let elsewhere = temp_dir().join("x.jsonl");
+        fs::write(&elsewhere, format!("{HEADER}{}", user("x"))).unwrap();
+        summarize_cached(&cache, &elsewhere, &Known::default()).unwrap();
+        cache.take_dirty();
+        cache.retain_listed(&[dir.as_path()], &paths[5..]);
+        assert_eq!(cache.len(), 16);
+        assert!(cache.take_dirty());
+        assert!(cache.get(&paths[4]).is_none() && cache.get(&paths[5]).is_some());
+        assert!(cache.get(&elsewhere).is_some());
         fs::remove_dir_all(&dir).unwrap();
+        fs::remove_dir_all(elsewhere.parent().unwrap()).unwrap();
     }
 }
