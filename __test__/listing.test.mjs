@@ -132,6 +132,8 @@ function writeOtherProjects(s) {
 	// Same mtime as a case file in the default dir: the basename decides (localeCompare, descending).
 	put(other, "tie-mtime.jsonl", simpleSession("other-tie", OTHER_CWD, { i: 302 }), caseByName.get("good-two.jsonl").mtime);
 	put(other, "same-modified.jsonl", lines(headerLine("other-same-modified", { cwd: OTHER_CWD, timestamp: ISO(100) })), MTIME(1002));
+	// A second file without a stat (the default dir has y.jsonl): listAll() puts both last, by name.
+	fs.symlinkSync(s.p("nowhere-else"), path.join(other, "a-dangling.jsonl"));
 	const linked = s.p("linked-folder");
 	fs.mkdirSync(linked, { recursive: true });
 	put(linked, "l1.jsonl", simpleSession("linked-1", OTHER_CWD, { i: 310 }), MTIME(1010));

@@ -8,7 +8,6 @@ const path = require('path');
 const native = require('../binding.js');
 const paths = require('./paths.js');
 
-const MAX_CONCURRENT_SESSION_DISCOVERY_LOADS = 64;
 // The reference loads session infos ten at a time (see loadInfos).
 const REFERENCE_WORKERS = 10;
 const CURRENT_SESSION_LIST_PUBLISH_INTERVAL = 10;
@@ -184,39 +183,53 @@ function tryInfo(file, summary, stats) {
 }
 
 /**
- * Summarizes files in Rust on threads of its own: `source.files` (`{ path,
- * dir, stats? }` objects; `source.folders` are the folders all of whose
- * `.jsonl` files are among them), or every `.jsonl` file of `source.dir`
- * (listed in Rust). `onLoaded(info, index)` is called on this thread as each
- * file finishes, in completion order like the reference's concurrent loads;
- * `onStart(total)` first. Resolves to `{ results, names }` (`names` for a
- * folder: the names in readdir order, `null` if the folder cannot be read).
- * Rejects with the signal's reason on abort, or with what `onLoaded` throws.
+ * listAll()'s candidate order from the native one (newest mtime first, files
+ * without a stat last, ties in discovery order): the reference breaks ties of
+ * mtime with localeCompare (descending) on the names, in a stable sort. Returns
+ * each candidate's place in the reference's order.
+ */
+function referenceCandidateOrder(names, mtimeMs) {
+  const order = Array.from({ length: names.length }, (_, i) => i);
+  const same = (a, b) => a === b || (Number.isNaN(a) && Number.isNaN(b));
+  for (let start = 0; start < order.length; ) {
+    let end = start + 1;
+    while (end < order.length && same(mtimeMs[end], mtimeMs[start])) end++;
+    if (end - start > 1) {
+      const run = order.slice(start, end).sort((i, j) => collator.compare(names[j], names[i]) || i - j);
+      order.splice(start, run.length, ...run);
+    }
+    start = end;
+  }
+  const placeOf = new Uint32Array(order.length);
+  order.forEach((candidate, place) => {
+    placeOf[candidate] = place;
+  });
+  return placeOf;
+}
+
+/**
+ * Summarizes files in Rust on threads of its own: every `.jsonl` file of
+ * `source.dir` (list()), or of each of `source.dirs` (listAll(); found,
+ * stat'ed and ordered in Rust). `onLoaded(info, index)` is called on this
+ * thread as each file finishes, in completion order like the reference's
+ * concurrent loads, with the file's index in the reference's order of files
+ * (for one folder: readdir order, which the caller sorts); `onStart(total)`
+ * first. Resolves to `{ results, names }` (`names`: for one folder, the names
+ * in readdir order; `null` if the folder cannot be read). Rejects with the
+ * signal's reason on abort, or with what `onLoaded` throws.
  */
 function loadInfos(source, onLoaded, signal, onStart) {
-  const files = source.files;
-  if (files?.length === 0) return Promise.resolve({ results: [], names: null });
   signal?.throwIfAborted();
   applyCacheDir();
-  const folders = files ? source.folders : [source.dir];
+  const dirs = source.dirs ?? [source.dir];
   // What this listing holds from the last ones, and what it builds for the next.
-  const held = new Map(folders.map((dir) => [dir, folderInfos.get(dir) ?? new Map()]));
-  const fresh = new Map(folders.map((dir) => [dir, new Map()]));
-  const heldFor = (dir) => held.get(dir) ?? folderInfos.get(dir) ?? new Map();
-  const heldAnywhere = (token) => {
-    for (const map of held.values()) if (map.has(token)) return map.get(token);
-    return undefined;
-  };
-  const freshFor = (dir) => {
-    let map = fresh.get(dir);
-    if (!map) fresh.set(dir, (map = new Map()));
-    return map;
-  };
+  const held = dirs.map((dir) => folderInfos.get(dir) ?? new Map());
+  const fresh = dirs.map(() => new Map());
   let knownCount = 0;
-  for (const map of held.values()) knownCount += map.size;
+  for (const map of held) knownCount += map.size;
   const known = new Float64Array(knownCount);
   let k = 0;
-  for (const map of held.values()) for (const token of map.keys()) known[k++] = token;
+  for (const map of held) for (const token of map.keys()) known[k++] = token;
   return new Promise((resolve, reject) => {
     let settled = false;
     let failed = false;
@@ -224,13 +237,16 @@ function loadInfos(source, onLoaded, signal, onStart) {
     let handle;
     let results;
     let names = null;
+    // listAll(): the native candidates, and each one's place in the reference's order.
+    let candidates = null;
+    let placeOf = null;
     const rejectOnly = (error) => reject(error);
     const settle = (error) => {
       if (settled) return;
       settled = true;
       signal?.removeEventListener('abort', onAbort);
       if (error === undefined) {
-        for (const [dir, map] of fresh) folderInfos.set(dir, map);
+        dirs.forEach((dir, i) => folderInfos.set(dir, fresh[i]));
         resolve({ results, names });
       } else {
         handle?.cancel();
@@ -238,6 +254,10 @@ function loadInfos(source, onLoaded, signal, onStart) {
       }
     };
     const onAbort = () => settle(signal.reason);
+    const start = (total) => {
+      results = new Array(total).fill(null);
+      onStart?.(total);
+    };
     const deliver = (info, index) => {
       results[index] = info;
       try {
@@ -258,19 +278,22 @@ function loadInfos(source, onLoaded, signal, onStart) {
         }
       }
     };
+    const folderOf = (index) => (candidates ? candidates.folders[index] : 0);
+    const placeOfIndex = (index) => (candidates ? placeOf[index] : index);
+    const heldAnywhere = (token) => held.find((map) => map.has(token))?.get(token);
     const onUnchanged = ({ indices, tokens }) => {
       for (let i = 0; i < indices.length && !settled; i++) {
         const index = indices[i];
-        const dir = files ? files[index].dir : source.dir;
+        const folder = folderOf(index);
         // Every token in `known` came from one of the held maps.
-        const cached = heldFor(dir).get(tokens[i]) ?? heldAnywhere(tokens[i]);
+        const cached = held[folder].get(tokens[i]) ?? heldAnywhere(tokens[i]);
         if (cached === undefined) {
           settle(new Error('pi-session-native: the listing scanner reported a summary this process does not hold'));
           return;
         }
-        freshFor(dir).set(tokens[i], cached);
+        fresh[folder].set(tokens[i], cached);
         if (names) names[index] = cached.name;
-        deliver(cached.info && copyInfo(cached), index);
+        deliver(cached.info && copyInfo(cached), placeOfIndex(index));
       }
     };
     const onResult = (result) => {
@@ -280,38 +303,38 @@ function loadInfos(source, onLoaded, signal, onStart) {
         else settle();
         return;
       }
+      if (result.candidates) {
+        candidates = result.candidates;
+        placeOf = referenceCandidateOrder(candidates.names, candidates.mtimeMs);
+        start(candidates.names.length);
+        return;
+      }
       if (result.unchanged) {
         onUnchanged(result.unchanged);
         return;
       }
-      let file;
-      if (files) {
-        file = files[result.index];
-      } else {
-        names[result.index] = result.name;
-        file = { path: path.join(source.dir, result.name), dir: source.dir };
-      }
-      const name = result.name ?? path.basename(file.path);
+      const index = result.index;
+      const folder = folderOf(index);
+      const name = candidates ? candidates.names[index] : result.name;
+      if (names) names[index] = name;
+      const file = path.join(dirs[folder], name);
       let info = null;
       if (result.summary && !result.failed) {
-        // `stats.mtime` rounds `mtimeMs` to the millisecond.
-        const stats = file.stats ?? { mtime: new Date(Math.round(result.mtimeMs)) };
-        info = tryInfo(file.path, result.summary, stats);
+        // `stats.mtime` rounds `mtimeMs` to the millisecond; without a stat
+        // from discovery, the one taken while reading counts.
+        const discovered = candidates ? candidates.mtimeMs[index] : Number.NaN;
+        const mtimeMs = Number.isNaN(discovered) ? result.mtimeMs : discovered;
+        info = tryInfo(file, result.summary, { mtime: new Date(Math.round(mtimeMs)) });
         const header = result.summary.header;
-        freshFor(file.dir).set(result.token, { info: info && copyInfo({ info, header }), header, name });
+        fresh[folder].set(result.token, { info: info && copyInfo({ info, header }), header, name });
       } else if (result.token) {
         // Not a session as the reference reads it: known to be null until it changes.
-        freshFor(file.dir).set(result.token, { info: null, header: null, name });
+        fresh[folder].set(result.token, { info: null, header: null, name });
       }
-      deliver(info, result.index);
+      deliver(info, placeOfIndex(index));
     };
-    if (files) {
-      handle = native.scanSessions(
-        files.map((f) => f.path),
-        known,
-        folders,
-        onResult,
-      );
+    if (source.dirs) {
+      handle = native.scanSessionFolders(dirs, known, onResult);
     } else {
       handle = native.scanSessionFolder(source.dir, known, onResult);
       if (handle === null) {
@@ -319,30 +342,15 @@ function loadInfos(source, onLoaded, signal, onStart) {
         resolve({ results: [], names: null });
         return;
       }
-    }
-    results = new Array(handle.files).fill(null);
-    if (!files) names = new Array(handle.files);
-    onStart?.(handle.files);
-    if (handle.files === 0) {
-      settle();
-      return;
+      names = new Array(handle.files);
+      start(handle.files);
+      if (handle.files === 0) {
+        settle();
+        return;
+      }
     }
     signal?.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-async function mapWithConcurrency(items, limit, map, signal) {
-  const results = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      signal?.throwIfAborted();
-      const index = next++;
-      results[index] = await map(items[index], index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, () => worker()));
-  return results;
 }
 
 function sortSessionInfos(sessions) {
@@ -429,45 +437,14 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     const dirs = entries
       .filter((e) => e.isDirectory() || e.isSymbolicLink())
       .map((e) => path.join(sessionsDir, e.name));
-    // Folders read whole: the native cache drops its other files.
-    const folders = [];
-    const dirFiles = await mapWithConcurrency(
-      dirs,
-      MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
-      async (dir) => {
-        try {
-          const names = (await fsp.readdir(dir)).filter((f) => f.endsWith('.jsonl'));
-          folders.push(dir);
-          return names.map((f) => ({ path: path.join(dir, f), dir }));
-        } catch {
-          return [];
-        }
-      },
-      abortSignal,
-    );
-    const candidates = await mapWithConcurrency(
-      dirFiles.flat(),
-      MAX_CONCURRENT_SESSION_DISCOVERY_LOADS,
-      async (file) => {
-        try {
-          return { ...file, stats: await fsp.stat(file.path) };
-        } catch {
-          return file;
-        }
-      },
-      abortSignal,
-    );
-    candidates.sort(
-      (a, b) =>
-        (b.stats?.mtimeMs ?? Number.NEGATIVE_INFINITY) - (a.stats?.mtimeMs ?? Number.NEGATIVE_INFINITY) ||
-        collator.compare(path.basename(b.path), path.basename(a.path)),
-    );
-    const total = candidates.length;
+    // The files of every folder are found, stat'ed and ordered in Rust (the
+    // reference does it here, a promise per file) and then read there.
+    let total = 0;
     let loaded = 0;
     let firstLoaded = false;
     const partial = [];
     const { results } = await loadInfos(
-      { files: candidates, folders },
+      { dirs },
       (info, index) => {
         loaded++;
         if (index === 0) firstLoaded = true;
@@ -476,6 +453,9 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
         progress?.(loaded, total, publish ? sortSessionInfos([...partial]) : undefined);
       },
       abortSignal,
+      (n) => {
+        total = n;
+      },
     );
     return sortSessionInfos(results.filter((info) => info !== null));
   } catch {

@@ -701,12 +701,13 @@ fn cache_dir_loaded() -> Option<std::path::PathBuf> {
     Some(dir.clone())
 }
 
-/// One file's listing result, a batch of unchanged files (`index` -2), or
-/// the end of the scan (`index` -1).
+/// One file's listing result, a batch of unchanged files (`index` -2),
+/// `listAll()`'s candidates (`index` -3, before any result), or the end of the
+/// scan (`index` -1).
 #[napi(object)]
 pub struct JsScanResult {
     pub index: i64,
-    /// The file's name, in a scan of a whole folder.
+    /// The file's name, in a scan of one folder.
     pub name: Option<String>,
     pub summary: Option<JsSessionSummary>,
     pub mtime_ms: Option<f64>,
@@ -715,6 +716,7 @@ pub struct JsScanResult {
     /// See `scanner::FileResult`.
     pub token: f64,
     pub unchanged: Option<JsUnchanged>,
+    pub candidates: Option<JsCandidates>,
 }
 
 /// Files whose summaries the caller holds (their tokens were in `known`):
@@ -723,6 +725,17 @@ pub struct JsScanResult {
 pub struct JsUnchanged {
     pub indices: Uint32Array,
     pub tokens: Float64Array,
+}
+
+/// `listAll()`'s files in the order they are scanned and reported (see
+/// `discovery::folder_candidates`).
+#[napi(object)]
+pub struct JsCandidates {
+    /// Index of each file's folder in the folders asked for.
+    pub folders: Uint32Array,
+    pub names: Vec<String>,
+    /// `stats.mtimeMs`, NaN where the stat failed.
+    pub mtime_ms: Float64Array,
 }
 
 impl JsScanResult {
@@ -735,6 +748,7 @@ impl JsScanResult {
             failed: false,
             token: 0.0,
             unchanged: None,
+            candidates: None,
         }
     }
 }
@@ -791,21 +805,19 @@ fn known_tokens(known: &[f64]) -> scanner::Known {
     known.iter().map(|&t| t as u64).collect()
 }
 
-/// Summarizes session files on threads of our own; `on_result` is called as
-/// files finish, then once with index -1. Files whose token is in `known` are
-/// reported in batches, without their summaries. `folders` are folders whose
-/// `.jsonl` files are all among `paths`: cached entries of their other files
-/// are dropped.
+/// `listAll()`'s scan: the `.jsonl` files of `dirs`, found, stat'ed and
+/// ordered on the scan's own thread (see `discovery::folder_candidates`) and
+/// reported first as one message of candidates (index -3); then results by
+/// index in that order as files finish, unchanged ones (their token in
+/// `known`) in batches; then index -1.
 #[napi(catch_unwind)]
-pub fn scan_sessions(
-    paths: Vec<String>,
+pub fn scan_session_folders(
+    dirs: Vec<String>,
     known: Float64Array,
-    folders: Vec<String>,
     on_result: ScanCallback,
 ) -> ScanHandle {
-    let paths = paths.into_iter().map(Into::into).collect();
-    let folders = folders.into_iter().map(Into::into).collect();
-    spawn_scan(paths, known_tokens(&known), None, folders, on_result)
+    let dirs = dirs.into_iter().map(Into::into).collect();
+    spawn_scan(ScanSource::Folders(dirs), known_tokens(&known), on_result)
 }
 
 /// `list()`'s scan of a whole folder: the `.jsonl` names of `dir` in the order
@@ -821,16 +833,8 @@ pub fn scan_session_folder(
 ) -> Option<ScanHandle> {
     let dir = std::path::PathBuf::from(dir);
     let names = crate::discovery::session_names_lossy(&dir).ok()?;
-    // Node decodes names as UTF-8 and opens the decoded path; so does this.
-    let paths = names.iter().rev().map(|n| dir.join(n)).collect();
     let known = known_tokens(&known);
-    Some(spawn_scan(
-        paths,
-        known,
-        Some((dir.clone(), names)),
-        vec![dir],
-        on_result,
-    ))
+    Some(spawn_scan(ScanSource::Folder(dir, names), known, on_result))
 }
 
 /// How many unchanged files, or how long, a batch collects before it is sent.
@@ -871,40 +875,113 @@ impl UnchangedBatch {
     }
 }
 
-/// With `folder` (its path and the names in it), `paths` are those names in
-/// reverse, and results are reported by name and index in `names`.
-fn spawn_scan(
-    paths: Vec<std::path::PathBuf>,
-    known: scanner::Known,
-    folder: Option<(std::path::PathBuf, Vec<String>)>,
-    listed_folders: Vec<std::path::PathBuf>,
-    on_result: ScanCallback,
-) -> ScanHandle {
+enum ScanSource {
+    /// A folder and its names in `readdir` order: read last name first,
+    /// results reported by name and index in that order.
+    Folder(std::path::PathBuf, Vec<String>),
+    /// `listAll()`'s folders; candidates are found on the scan's thread.
+    Folders(Vec<std::path::PathBuf>),
+}
+
+/// What a scan reads: folders, and each file as (folder, name) in scan order.
+struct ScanPlan {
+    dirs: Vec<std::path::PathBuf>,
+    files: Vec<(u32, String)>,
+    /// The folders read whole (their other cached files are gone).
+    read: Vec<bool>,
+    /// Results are reported by `last - i` with the file's name (one folder).
+    reversed: bool,
+}
+
+impl ScanSource {
+    /// Works out the files to read; `listAll()`'s candidates are sent first.
+    fn plan(self, send: &dyn Fn(JsScanResult)) -> ScanPlan {
+        match self {
+            ScanSource::Folder(dir, names) => ScanPlan {
+                dirs: vec![dir],
+                files: names.into_iter().rev().map(|n| (0, n)).collect(),
+                read: vec![true],
+                reversed: true,
+            },
+            ScanSource::Folders(dirs) => {
+                let (candidates, read) = crate::discovery::folder_candidates(&dirs);
+                send(JsScanResult {
+                    index: -3,
+                    candidates: Some(JsCandidates {
+                        folders: candidates
+                            .iter()
+                            .map(|c| c.folder)
+                            .collect::<Vec<_>>()
+                            .into(),
+                        names: candidates.iter().map(|c| c.name.clone()).collect(),
+                        mtime_ms: candidates
+                            .iter()
+                            .map(|c| c.mtime_ms.unwrap_or(f64::NAN))
+                            .collect::<Vec<_>>()
+                            .into(),
+                    }),
+                    ..JsScanResult::end()
+                });
+                ScanPlan {
+                    dirs,
+                    files: candidates.into_iter().map(|c| (c.folder, c.name)).collect(),
+                    read,
+                    reversed: false,
+                }
+            }
+        }
+    }
+}
+
+fn spawn_scan(source: ScanSource, known: scanner::Known, on_result: ScanCallback) -> ScanHandle {
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = cancel.clone();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
-    let files = paths.len() as u32;
+    let files = match &source {
+        ScanSource::Folder(_, names) => names.len() as u32,
+        ScanSource::Folders(_) => 0,
+    };
     std::thread::spawn(move || {
-        let persistent = cache_dir_loaded();
-        let callback = &on_result;
-        let names = folder.as_ref().map(|(_, names)| names.as_slice());
-        // Without the folder held open, files are stat'ed by their full paths.
-        let held = folder
-            .as_ref()
-            .and_then(|(dir, _)| crate::discovery::Folder::open(dir).ok());
-        let last = paths.len().saturating_sub(1);
-        let batch = std::sync::Mutex::new(UnchangedBatch::default());
-        let send = |message| callback.call(message, ThreadsafeFunctionCallMode::NonBlocking);
+        let send = |message| {
+            on_result.call(message, ThreadsafeFunctionCallMode::NonBlocking);
+        };
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let persistent = cache_dir_loaded();
+            let plan = source.plan(&send);
+            let paths: Vec<std::path::PathBuf> = plan
+                .files
+                .iter()
+                .map(|(folder, name)| plan.dirs[*folder as usize].join(name))
+                .collect();
+            // Files are stat'ed relative to their folder, held open; by path
+            // where it cannot be.
+            let held: Vec<Option<crate::discovery::Folder>> = plan
+                .dirs
+                .iter()
+                .zip(&plan.read)
+                .map(|(dir, &read)| {
+                    read.then(|| crate::discovery::Folder::open(dir).ok())
+                        .flatten()
+                })
+                .collect();
+            let stat_of = |i: usize| {
+                let (folder, name) = &plan.files[i];
+                match &held[*folder as usize] {
+                    Some(held) => held.stat(std::ffi::OsStr::new(name)),
+                    None => rustix::fs::stat(&paths[i]),
+                }
+            };
+            let last = paths.len().saturating_sub(1);
+            let batch = std::sync::Mutex::new(UnchangedBatch::default());
             scanner::scan(
                 &SUMMARY_CACHE,
                 &paths,
-                held.as_ref(),
+                &stat_of,
                 &known,
                 threads,
                 &flag,
-                &|index, result| {
-                    let index = if names.is_some() { last - index } else { index };
+                &|i, result| {
+                    let index = if plan.reversed { last - i } else { i };
                     if let Ok(r) = &result {
                         if r.unchanged {
                             let due = batch.lock().ok().and_then(|mut b| b.add(index, r.token));
@@ -914,7 +991,7 @@ fn spawn_scan(
                             return;
                         }
                     }
-                    let name = names.map(|names| names[index].clone());
+                    let name = plan.reversed.then(|| plan.files[i].1.clone());
                     send(match result {
                         Ok(r) => JsScanResult {
                             index: index as i64,
@@ -933,22 +1010,29 @@ fn spawn_scan(
                     });
                 },
             );
-        }));
-        if let Some(message) = batch.lock().ok().and_then(|mut b| b.take()) {
-            send(message);
-        }
-        send(JsScanResult::end());
-        // Files no longer in the folders just read drop out of the cache, after
-        // the caller has its answer; then the persistent copy is brought up to
-        // date. A failure to write it only costs the next process a cold
-        // listing.
-        let listed: Vec<&std::path::Path> = listed_folders.iter().map(|f| f.as_path()).collect();
-        SUMMARY_CACHE.retain_listed(&listed, &paths);
-        if let Some(dir) = persistent {
-            if SUMMARY_CACHE.take_dirty() {
-                let _ = SUMMARY_CACHE.save_to(&dir);
+            if let Some(message) = batch.lock().ok().and_then(|mut b| b.take()) {
+                send(message);
             }
-        }
+            send(JsScanResult::end());
+            // Files no longer in the folders just read drop out of the cache,
+            // after the caller has its answer; then the persistent copy is
+            // brought up to date. A failure to write it only costs the next
+            // process a cold listing.
+            let listed: Vec<&std::path::Path> = plan
+                .dirs
+                .iter()
+                .zip(&plan.read)
+                .filter(|(_, &read)| read)
+                .map(|(dir, _)| dir.as_path())
+                .collect();
+            SUMMARY_CACHE.retain_listed(&listed, &paths);
+            if let Some(dir) = persistent {
+                if SUMMARY_CACHE.take_dirty() {
+                    let _ = SUMMARY_CACHE.save_to(&dir);
+                }
+            }
+        }))
+        .inspect_err(|_| send(JsScanResult::end()));
     });
     ScanHandle { cancel, files }
 }

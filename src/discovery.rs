@@ -205,6 +205,63 @@ pub fn recent_files(dir: &Path) -> Option<Vec<PathBuf>> {
     Some(dated.into_iter().map(|(p, _)| p).collect())
 }
 
+/// A `.jsonl` file found by `listAll()`'s discovery.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// Index of its folder in the folders asked for.
+    pub folder: u32,
+    /// Its name, decoded as Node decodes it.
+    pub name: String,
+    /// `stats.mtimeMs`, or `None` where the stat failed.
+    pub mtime_ms: Option<f64>,
+}
+
+/// `listAll()`'s candidates: the `.jsonl` files of `dirs` (a folder that
+/// cannot be read has none), newest mtime first and files without a stat
+/// last; ties keep the order of `dirs`, then of names (`readdir`'s). Also,
+/// for each folder, whether it was read.
+pub fn folder_candidates(dirs: &[PathBuf]) -> (Vec<Candidate>, Vec<bool>) {
+    let listed = parallel_map(dirs, threads(), |dir| session_names_lossy(dir).ok());
+    let read: Vec<bool> = listed.iter().map(Option::is_some).collect();
+    let folders: Vec<Option<Folder>> = dirs
+        .iter()
+        .zip(&read)
+        .map(|(dir, &read)| read.then(|| Folder::open(dir).ok()).flatten())
+        .collect();
+    let files: Vec<(u32, String)> = listed
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, names)| {
+            names
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |n| (i as u32, n))
+        })
+        .collect();
+    let stats = parallel_map(&files, threads(), |(folder, name)| {
+        let st = match &folders[*folder as usize] {
+            Some(held) => held.stat(OsStr::new(name)),
+            None => rustix::fs::stat(dirs[*folder as usize].join(name)),
+        };
+        st.ok().map(|st| mtime_ms(&st))
+    });
+    let mut candidates: Vec<Candidate> = files
+        .into_iter()
+        .zip(stats)
+        .map(|((folder, name), mtime_ms)| Candidate {
+            folder,
+            name,
+            mtime_ms,
+        })
+        .collect();
+    // Stable: ties keep the discovery order.
+    candidates.sort_by(|a, b| match (a.mtime_ms, b.mtime_ms) {
+        (Some(a), Some(b)) => b.partial_cmp(&a).unwrap_or(std::cmp::Ordering::Equal),
+        (a, b) => b.is_some().cmp(&a.is_some()),
+    });
+    (candidates, read)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -273,6 +330,39 @@ mod tests {
         fs::remove_file(dir.join("c_one.jsonl")).unwrap();
         std::os::unix::fs::symlink(dir.join("nowhere"), dir.join("d.jsonl")).unwrap();
         assert!(recent_files(&dir).is_none());
+        // listAll()'s candidates over this folder, a second one and one that
+        // cannot be read: newest first, ties in folder then name order, the
+        // dangling link (no stat) last.
+        let second = dir.join("second");
+        fs::create_dir(&second).unwrap();
+        for name in ["b.jsonl", "a.jsonl"] {
+            let path = second.join(name);
+            fs::write(&path, "{}\n").unwrap();
+            fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(200))
+                .unwrap();
+        }
+        let (candidates, read) =
+            folder_candidates(&[dir.clone(), dir.join("missing"), second.clone()]);
+        assert_eq!(read, [true, false, true]);
+        let order: Vec<(u32, &str, Option<f64>)> = candidates
+            .iter()
+            .map(|c| (c.folder, c.name.as_str(), c.mtime_ms))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                (0, "b.jsonl", Some(300_000.0)),
+                (0, "c.jsonl", Some(200_000.0)),
+                (2, "a.jsonl", Some(200_000.0)),
+                (2, "b.jsonl", Some(200_000.0)),
+                (0, "a.jsonl", Some(100_000.0)),
+                (0, "d.jsonl", None),
+            ]
+        );
         fs::remove_dir_all(&dir).unwrap();
     }
 }

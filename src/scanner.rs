@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use crate::discovery::Folder;
 use crate::listing::{SessionSummary, Summarizer};
 use crate::store::IoFailure;
 
@@ -387,8 +386,8 @@ struct Continued {
     head: Option<u64>,
 }
 
-/// Files up to this size are read in one piece.
-const WHOLE_READ: u64 = 8 << 20;
+/// How much of a file is read at a time.
+const READ_CHUNK: usize = 256 << 10;
 /// A thread keeps a read buffer up to this size for its next file.
 const KEPT_BUFFER: usize = 2 << 20;
 
@@ -415,7 +414,7 @@ fn read_on(
     // The first bytes of a read from the start, for the head checksum (without
     // opening the file again); only while the blocks are contiguous.
     let mut head = (base == 0).then(Vec::new);
-    let mut visit = |off: u64, block: &[u8]| {
+    let visit = |off: u64, block: &[u8]| {
         if let Some(bytes) = &mut head {
             if off != bytes.len() as u64 && bytes.len() < HEAD_CHECK as usize {
                 head = None;
@@ -442,32 +441,19 @@ fn read_on(
         let excess = tail.len().saturating_sub(TAIL_CHECK);
         tail.drain(..excess);
     };
-    let unterminated = if span <= WHOLE_READ {
-        // One read into this thread's buffer, kept from file to file: no
-        // fresh (zeroed, faulted-in) buffer per file. `for_each_block` reads a
-        // file this size in one buffer too, so the blocks are the same.
-        READ_BUFFER.with_borrow_mut(|buf| {
-            buf.clear();
-            buf.reserve(span as usize + 1);
-            limited
-                .read_to_end(buf)
-                .map_err(|e| IoFailure::new(&e, "read", None))?;
-            let lines = memchr::memrchr(b'\n', buf).map_or(0, |nl| nl + 1);
-            if lines > 0 {
-                visit(0, &buf[..lines]);
-            }
-            if lines < buf.len() {
-                visit(lines as u64, &buf[lines..]);
-            }
-            let unterminated = lines < buf.len();
-            if buf.capacity() > KEPT_BUFFER {
+    // Read a chunk at a time into this thread's buffer, kept from file to
+    // file: no fresh (zeroed, faulted-in) buffer per file, and a chunk small
+    // enough to still be in the cache when the lines are read from it.
+    let chunk = (span + 1).min(READ_CHUNK as u64) as usize;
+    let unterminated = READ_BUFFER
+        .with_borrow_mut(|buf| {
+            let read = store::for_each_block_in(&mut limited, buf, chunk, visit);
+            if buf.len() > KEPT_BUFFER {
                 *buf = Vec::new();
             }
-            Ok::<bool, IoFailure>(unterminated)
+            read
         })?
-    } else {
-        store::for_each_block(&mut limited, span, visit)?.1
-    };
+        .1;
     let result = match last {
         Some(end_state) => end_state.finish(),
         None => state.finish(),
@@ -575,24 +561,24 @@ fn summarize_stat(
     })
 }
 
+/// How a scan gets the status of its `i`th file (following symlinks).
+pub type StatOf<'a> = dyn Fn(usize) -> rustix::io::Result<rustix::fs::Stat> + Sync + 'a;
+
 /// Summarizes `paths` on `threads` threads of our own, calling `done(index,
-/// result)` as each file finishes. Stops early when `cancel` is set. With
-/// `folder`, every path lies directly in it and is stat'ed relative to it.
+/// result)` as each file finishes. Stops early when `cancel` is set. `stat_of`
+/// may stat a file relative to its folder (held open), or by its path.
 pub fn scan(
     cache: &SummaryCache,
     paths: &[PathBuf],
-    folder: Option<&Folder>,
+    stat_of: &StatOf,
     known: &Known,
     threads: usize,
     cancel: &AtomicBool,
     done: &(dyn Fn(usize, Result<FileResult, IoFailure>) + Sync),
 ) {
-    let summarize = |path: &PathBuf| {
-        let st = match (folder, path.file_name()) {
-            (Some(folder), Some(name)) => folder.stat(name),
-            _ => rustix::fs::stat(path),
-        }
-        .map_err(|e| IoFailure::new(&e.into(), "stat", Some(path)))?;
+    let summarize = |i: usize| {
+        let path = &paths[i];
+        let st = stat_of(i).map_err(|e| IoFailure::new(&e.into(), "stat", Some(path)))?;
         summarize_stat(cache, path, &FileStat::new(&st), known)
     };
     let next = AtomicUsize::new(0);
@@ -603,10 +589,10 @@ pub fn scan(
                     return;
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(path) = paths.get(i) else {
+                if i >= paths.len() {
                     return;
-                };
-                done(i, summarize(path));
+                }
+                done(i, summarize(i));
             });
         }
     });
@@ -762,7 +748,7 @@ mod tests {
         scan(
             &cache,
             &paths,
-            None,
+            &|i| rustix::fs::stat(&paths[i]),
             &Known::default(),
             3,
             &AtomicBool::new(false),
@@ -775,12 +761,13 @@ mod tests {
         assert_eq!(cache.len(), 20);
         // Files stat'ed relative to the folder give the same results, and the
         // tokens the caller holds come back as unchanged, without summaries.
-        let folder = Folder::open(&dir).unwrap();
+        let folder = crate::discovery::Folder::open(&dir).unwrap();
+        let stat_in_folder = |i: usize| folder.stat(paths[i].file_name().unwrap());
         let tokens = Mutex::new(vec![0u64; paths.len()]);
         scan(
             &cache,
             &paths,
-            Some(&folder),
+            &stat_in_folder,
             &Known::default(),
             2,
             &AtomicBool::new(false),
@@ -796,7 +783,7 @@ mod tests {
         scan(
             &cache,
             &paths,
-            Some(&folder),
+            &stat_in_folder,
             &known,
             2,
             &AtomicBool::new(false),

@@ -60,12 +60,25 @@ pub fn for_each_line(
 pub fn for_each_block(
     file: &mut impl Read,
     size_hint: u64,
-    mut visit: impl FnMut(u64, &[u8]),
+    visit: impl FnMut(u64, &[u8]),
 ) -> Result<(u64, bool), IoFailure> {
     // A small file needs no 8 MiB buffer; one byte more than its size lets the
     // first read see the end.
-    let initial = (size_hint.saturating_add(1)).clamp(4096, READ_CHUNK as u64) as usize;
-    let mut buf = vec![0u8; initial];
+    let chunk = (size_hint.saturating_add(1)).clamp(4096, READ_CHUNK as u64) as usize;
+    for_each_block_in(file, &mut Vec::new(), chunk, visit)
+}
+
+/// `for_each_block` reading `chunk` bytes at a time into `buf`, which the
+/// caller may keep from file to file (it grows only for a longer line).
+pub fn for_each_block_in(
+    file: &mut impl Read,
+    buf: &mut Vec<u8>,
+    chunk: usize,
+    mut visit: impl FnMut(u64, &[u8]),
+) -> Result<(u64, bool), IoFailure> {
+    if buf.len() < chunk {
+        buf.resize(chunk, 0);
+    }
     // Bytes buf[..filled] are unprocessed; buf[0] sits at file offset `base`.
     let mut filled = 0usize;
     let mut base = 0u64;
