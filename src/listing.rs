@@ -303,7 +303,18 @@ fn read_facts(line: &[u8]) -> Result<Option<LineFacts<'_>>, SyntaxError> {
     Ok(Some(facts))
 }
 
+/// The string value at `text`, as the reference sees it: it decodes the line
+/// with replacement characters before parsing. Only the strings kept are
+/// checked, not whole lines: replacing bytes never moves a quote, backslash or
+/// other ASCII byte, so the rest of the line parses the same either way.
 fn string_at(text: &[u8]) -> Option<Vec<u8>> {
+    if simdutf8::basic::from_utf8(text).is_err() {
+        return string_in_utf8(&json::decode_lossy(text));
+    }
+    string_in_utf8(text)
+}
+
+fn string_in_utf8(text: &[u8]) -> Option<Vec<u8>> {
     let mut cur = Cursor::new(text);
     (cur.peek() == Some(b'"'))
         .then(|| json::parse_string(&mut cur).ok())
@@ -412,25 +423,22 @@ impl Summarizer {
 
     /// Feeds one line (without its line break).
     pub fn feed(&mut self, line: &[u8]) {
-        self.feed_line(line, false);
+        self.feed_line(line);
     }
 
     /// Feeds a run of whole lines split the way readline splits them (`\n`,
-    /// `\r\n`, lone `\r`); the last piece may be an unterminated line. One
-    /// UTF-8 check covers the whole run: line breaks are ASCII, so every line
-    /// of valid text is valid on its own.
+    /// `\r\n`, lone `\r`); the last piece may be an unterminated line.
     pub fn feed_block(&mut self, block: &[u8]) {
         if self.rejected {
             return;
         }
-        let valid = simdutf8::basic::from_utf8(block).is_ok();
         let mut start = 0;
         for end in memchr::memchr2_iter(b'\n', b'\r', block) {
             // `\r\n` leaves an empty piece: a blank line, skipped by both.
-            self.feed_line(&block[start..end], valid);
+            self.feed_line(&block[start..end]);
             start = end + 1;
         }
-        self.feed_line(&block[start..], valid);
+        self.feed_line(&block[start..]);
     }
 
     /// Whether a step threw: nothing fed later can change the (null) summary.
@@ -438,21 +446,15 @@ impl Summarizer {
         self.rejected
     }
 
-    fn feed_line(&mut self, line: &[u8], valid_utf8: bool) {
+    fn feed_line(&mut self, line: &[u8]) {
         if self.rejected || line.is_empty() {
             return;
         }
-        // The reference decodes with replacement characters before parsing; the
-        // texts kept here must hold those, not the raw bytes.
-        let line = if valid_utf8 || simdutf8::basic::from_utf8(line).is_ok() {
-            Cow::Borrowed(line)
-        } else {
-            json::decode_lossy(line)
-        };
-        let Ok(Some(facts)) = read_facts(&line) else {
+        // Not checked for UTF-8 here: see `string_at`.
+        let Ok(Some(facts)) = read_facts(line) else {
             return;
         };
-        if let Err(Throws) = self.take(&line, facts) {
+        if let Err(Throws) = self.take(line, facts) {
             self.rejected = true;
         }
     }
@@ -596,6 +598,12 @@ mod tests {
         let file = b"{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"<\xed\xa0A>\"}}\n";
         let s = summarize_bytes(file).unwrap();
         assert_eq!(s.first_message, "<\u{fffd}\u{fffd}A>".as_bytes());
+        // In a text block, next to an escaped lone surrogate (kept as WTF-8),
+        // and in a name.
+        let file = b"{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"\\ud800\xff\"}]}}\n{\"type\":\"session_info\",\"name\":\"n\xc3\"}\n";
+        let s = summarize_bytes(file).unwrap();
+        assert_eq!(s.first_message, b"\xed\xa0\x80\xef\xbf\xbd");
+        assert_eq!(s.name.as_deref(), Some("\"n\u{fffd}\""));
     }
 
     #[test]
