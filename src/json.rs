@@ -1359,6 +1359,8 @@ mod tests {
         // often enough that escapes straddle the 64-byte steps.
         let mut alphabet = vec![b'a'; 200];
         alphabet.extend_from_slice(b"\\\\\\\\\\\\\\\\nnnnu0fF/\x01\xc3\xa9 \"");
+        // Bytes one bit away from a quote, a backslash or a control character.
+        alphabet.extend_from_slice(b"\xa2\xdc\x9f\x7f\x20\x21\x1f\x02");
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = || {
             state ^= state << 13;
