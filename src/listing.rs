@@ -308,7 +308,7 @@ fn read_facts(line: &[u8]) -> Result<Option<LineFacts<'_>>, SyntaxError> {
 /// checked, not whole lines: replacing bytes never moves a quote, backslash or
 /// other ASCII byte, so the rest of the line parses the same either way.
 fn string_at(text: &[u8]) -> Option<Vec<u8>> {
-    if simdutf8::basic::from_utf8(text).is_err() {
+    if std::str::from_utf8(text).is_err() {
         return string_in_utf8(&json::decode_lossy(text));
     }
     string_in_utf8(text)
