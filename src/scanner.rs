@@ -146,7 +146,9 @@ struct CacheEntry {
     /// Offset just after that `\n`, and the bytes before it.
     offset: u64,
     tail: Vec<u8>,
-    result: Option<SessionSummary>,
+    /// The summary with an unterminated last line counted, when the file has
+    /// one; otherwise the summary is the state's own (not kept twice).
+    unterminated: Option<Option<SessionSummary>>,
     token: u64,
 }
 
@@ -186,10 +188,12 @@ impl CacheEntry {
         out.bytes(&self.tail);
         // Without an unterminated last line the result is the state's own
         // summary: it is recomputed on load instead of stored twice.
-        let stored = self.offset < self.size && self.result.is_some();
-        out.u64(stored as u64);
-        if let (true, Some(r)) = (stored, &self.result) {
-            crate::listing::encode_summary(r, out);
+        match &self.unterminated {
+            Some(Some(r)) => {
+                out.u64(1);
+                crate::listing::encode_summary(r, out);
+            }
+            _ => out.u64(0),
         }
     }
 
@@ -206,10 +210,10 @@ impl CacheEntry {
         let state = Summarizer::decode(input)?;
         let offset = input.u64()?;
         let tail = input.bytes()?.to_vec();
-        let result = match input.u64()? {
-            0 if offset < size => None,
-            0 => state.finish(),
-            1 => Some(crate::listing::decode_summary(input)?),
+        let unterminated = match input.u64()? {
+            0 if offset < size => Some(None),
+            0 => None,
+            1 => Some(Some(crate::listing::decode_summary(input)?)),
             _ => return None,
         };
         Some((
@@ -224,10 +228,19 @@ impl CacheEntry {
                 state,
                 offset,
                 tail,
-                result,
+                unterminated,
                 token: NEXT_TOKEN.fetch_add(1, Ordering::Relaxed),
             },
         ))
+    }
+}
+
+impl CacheEntry {
+    fn result(&self) -> Option<SessionSummary> {
+        match &self.unterminated {
+            Some(result) => result.clone(),
+            None => self.state.finish(),
+        }
     }
 }
 
@@ -509,7 +522,7 @@ fn summarize_stat(
         if c.size == size && c.mtime_ns == mtime && c.ctime_ns == ctime {
             let unchanged = known.contains(&c.token);
             return Ok(FileResult {
-                summary: if unchanged { None } else { c.result.clone() },
+                summary: if unchanged { None } else { c.result() },
                 mtime_ms,
                 token: c.token,
                 unchanged,
@@ -549,7 +562,7 @@ fn summarize_stat(
             state: read.state,
             offset: read.offset,
             tail: read.tail,
-            result: result.clone(),
+            unterminated: (read.offset < size).then(|| result.clone()),
             token,
         },
     );
