@@ -12,6 +12,9 @@ const paths = require('./paths.js');
 const REFERENCE_WORKERS = 10;
 const CURRENT_SESSION_LIST_PUBLISH_INTERVAL = 10;
 const ALL_SESSION_LIST_PUBLISH_INTERVAL = 100;
+// Files handed to JavaScript callbacks per macrotask, at most, and time.
+const PUMP_FILES = 64;
+const PUMP_MS = 2;
 
 // String#localeCompare with no locale or options compares as a default
 // Intl.Collator does; one collator is far cheaper than a call per comparison.
@@ -258,10 +261,42 @@ function loadInfos(source, onLoaded, signal, onStart) {
       results = new Array(total).fill(null);
       onStart?.(total);
     };
+    // Deliveries wait here (Rust sends batches) and are taken a file at a
+    // time, with a macrotask boundary after a callback that threw (so that the
+    // rejection is seen before the next file, as with the reference's separate
+    // loads) and after every few files (so that an abort from a later
+    // macrotask lands while files are still coming).
+    const pending = [];
+    let pumping = false;
+    const enqueue = (count, run) => {
+      pending.push({ count, next: 0, run });
+      if (!pumping) pump();
+    };
+    const pump = () => {
+      pumping = true;
+      const began = performance.now();
+      let done = 0;
+      while (pending.length > 0 && !settled) {
+        const work = pending[0];
+        if (work.next === work.count) {
+          pending.shift();
+          continue;
+        }
+        const threw = work.run(work.next++);
+        done++;
+        if (threw || done >= PUMP_FILES || performance.now() - began >= PUMP_MS) {
+          setImmediate(pump);
+          return;
+        }
+      }
+      pumping = false;
+    };
+    /** Hands one file's info to `onLoaded`; true if that threw. */
     const deliver = (info, index) => {
       results[index] = info;
       try {
         onLoaded(info, index);
+        return false;
       } catch (error) {
         // As in the reference, whose loads run on ten workers: the first
         // callback error rejects the listing, each error stops one worker,
@@ -276,43 +311,46 @@ function loadInfos(source, onLoaded, signal, onStart) {
           signal?.removeEventListener('abort', onAbort);
           handle.cancel();
         }
+        return true;
       }
     };
     const folderOf = (index) => (candidates ? candidates.folders[index] : 0);
     const placeOfIndex = (index) => (candidates ? placeOf[index] : index);
     const heldAnywhere = (token) => held.find((map) => map.has(token))?.get(token);
-    const onUnchanged = ({ indices, tokens }) => {
-      for (let i = 0; i < indices.length && !settled; i++) {
-        const index = indices[i];
-        const folder = folderOf(index);
-        // Every token in `known` came from one of the held maps.
-        const cached = held[folder].get(tokens[i]) ?? heldAnywhere(tokens[i]);
-        if (cached === undefined) {
-          settle(new Error('pi-session-native: the listing scanner reported a summary this process does not hold'));
-          return;
-        }
-        fresh[folder].set(tokens[i], cached);
-        if (names) names[index] = cached.name;
-        deliver(cached.info && copyInfo(cached), placeOfIndex(index));
+    /** A file the scanner reports unchanged: answered from what this listing holds. */
+    const onUnchanged = (index, token) => {
+      const folder = folderOf(index);
+      // Every token in `known` came from one of the held maps.
+      const cached = held[folder].get(token) ?? heldAnywhere(token);
+      if (cached === undefined) {
+        settle(new Error('pi-session-native: the listing scanner reported a summary this process does not hold'));
+        return false;
       }
+      fresh[folder].set(token, cached);
+      if (names) names[index] = cached.name;
+      return deliver(cached.info && copyInfo(cached), placeOfIndex(index));
     };
     const onResult = (result) => {
       if (settled) return;
       if (result.index === -1) {
-        if (failed) settled = true;
-        else settle();
-        return;
-      }
-      if (result.candidates) {
+        enqueue(1, () => {
+          if (failed) settled = true;
+          else settle();
+          return false;
+        });
+      } else if (result.candidates) {
         candidates = result.candidates;
         placeOf = referenceCandidateOrder(candidates.names, candidates.mtimeMs);
         start(candidates.names.length);
-        return;
+      } else if (result.unchanged) {
+        const { indices, tokens } = result.unchanged;
+        enqueue(indices.length, (k) => onUnchanged(indices[k], tokens[k]));
+      } else {
+        enqueue(1, () => onRead(result));
       }
-      if (result.unchanged) {
-        onUnchanged(result.unchanged);
-        return;
-      }
+    };
+    /** A file read, or from the native cache (but not held here). */
+    const onRead = (result) => {
       const index = result.index;
       const folder = folderOf(index);
       const name = candidates ? candidates.names[index] : result.name;
@@ -331,7 +369,7 @@ function loadInfos(source, onLoaded, signal, onStart) {
         // Not a session as the reference reads it: known to be null until it changes.
         fresh[folder].set(result.token, { info: null, header: null, name });
       }
-      deliver(info, placeOfIndex(index));
+      return deliver(info, placeOfIndex(index));
     };
     if (source.dirs) {
       handle = native.scanSessionFolders(dirs, known, onResult);
