@@ -270,7 +270,11 @@ function loadInfos(source, onLoaded, signal, onStart) {
     let pumping = false;
     const enqueue = (count, run) => {
       pending.push({ count, next: 0, run });
-      if (!pumping) pump();
+      if (!pumping) {
+        // Not here: Node hands many results over in one go, and timers wait.
+        pumping = true;
+        setImmediate(pump);
+      }
     };
     const pump = () => {
       pumping = true;
