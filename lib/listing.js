@@ -262,24 +262,28 @@ function loadInfos(source, onLoaded, signal, onStart) {
       onStart?.(total);
     };
     // Deliveries wait here (Rust sends batches) and are taken a file at a
-    // time, with a macrotask boundary after a callback that threw (so that the
-    // rejection is seen before the next file, as with the reference's separate
-    // loads) and after every few files (so that an abort from a later
-    // macrotask lands while files are still coming).
+    // time: right away while this macrotask has handed over fewer than 64
+    // files in 2 ms (Node hands many results over in one go), else from
+    // setImmediate. A callback that threw also ends the turn, so that the
+    // rejection is seen before the next file, as with the reference's
+    // separate loads; and an abort from a later macrotask lands while files
+    // are still coming.
     const pending = [];
     let pumping = false;
+    // Files handed over in this macrotask, and since when.
+    let turn = null;
     const enqueue = (count, run) => {
       pending.push({ count, next: 0, run });
-      if (!pumping) {
-        // Not here: Node hands many results over in one go, and timers wait.
-        pumping = true;
-        setImmediate(pump);
-      }
+      if (!pumping) pump();
     };
     const pump = () => {
       pumping = true;
-      const began = performance.now();
-      let done = 0;
+      if (turn === null) {
+        turn = { began: performance.now(), files: 0 };
+        setImmediate(() => {
+          turn = null;
+        });
+      }
       while (pending.length > 0 && !settled) {
         const work = pending[0];
         if (work.next === work.count) {
@@ -287,8 +291,9 @@ function loadInfos(source, onLoaded, signal, onStart) {
           continue;
         }
         const threw = work.run(work.next++);
-        done++;
-        if (threw || done >= PUMP_FILES || performance.now() - began >= PUMP_MS) {
+        turn.files++;
+        if (threw || turn.files >= PUMP_FILES || performance.now() - turn.began >= PUMP_MS) {
+          // After the turn's end (scheduled before this).
           setImmediate(pump);
           return;
         }
