@@ -953,23 +953,11 @@ fn spawn_scan(source: ScanSource, known: scanner::Known, on_result: ScanCallback
                 .iter()
                 .map(|(folder, name)| plan.dirs[*folder as usize].join(name))
                 .collect();
-            // Files are stat'ed relative to their folder, held open; by path
-            // where it cannot be.
-            let held: Vec<Option<crate::discovery::Folder>> = plan
-                .dirs
-                .iter()
-                .zip(&plan.read)
-                .map(|(dir, &read)| {
-                    read.then(|| crate::discovery::Folder::open(dir).ok())
-                        .flatten()
-                })
-                .collect();
+            // Files are stat'ed relative to their folder, held open.
+            let folders = crate::discovery::HeldFolders::open(&plan.dirs, &plan.read);
             let stat_of = |i: usize| {
                 let (folder, name) = &plan.files[i];
-                match &held[*folder as usize] {
-                    Some(held) => held.stat(std::ffi::OsStr::new(name)),
-                    None => rustix::fs::stat(&paths[i]),
-                }
+                folders.stat(*folder, name)
             };
             let last = paths.len().saturating_sub(1);
             let batch = std::sync::Mutex::new(UnchangedBatch::default());

@@ -205,6 +205,32 @@ pub fn recent_files(dir: &Path) -> Option<Vec<PathBuf>> {
     Some(dated.into_iter().map(|(p, _)| p).collect())
 }
 
+/// Folders held open so that their files are stat'ed by name; by full path
+/// where a folder could not be opened (or was not read).
+pub struct HeldFolders<'a> {
+    dirs: &'a [PathBuf],
+    held: Vec<Option<Folder<'a>>>,
+}
+
+impl<'a> HeldFolders<'a> {
+    pub fn open(dirs: &'a [PathBuf], read: &[bool]) -> Self {
+        let held = dirs
+            .iter()
+            .zip(read)
+            .map(|(dir, &read)| read.then(|| Folder::open(dir).ok()).flatten())
+            .collect();
+        HeldFolders { dirs, held }
+    }
+
+    /// The status of file `name` of folder `folder`, following symlinks.
+    pub fn stat(&self, folder: u32, name: &str) -> rustix::io::Result<rustix::fs::Stat> {
+        match &self.held[folder as usize] {
+            Some(held) => held.stat(OsStr::new(name)),
+            None => rustix::fs::stat(self.dirs[folder as usize].join(name)),
+        }
+    }
+}
+
 /// A `.jsonl` file found by `listAll()`'s discovery.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
@@ -223,11 +249,7 @@ pub struct Candidate {
 pub fn folder_candidates(dirs: &[PathBuf]) -> (Vec<Candidate>, Vec<bool>) {
     let listed = parallel_map(dirs, threads(), |dir| session_names_lossy(dir).ok());
     let read: Vec<bool> = listed.iter().map(Option::is_some).collect();
-    let folders: Vec<Option<Folder>> = dirs
-        .iter()
-        .zip(&read)
-        .map(|(dir, &read)| read.then(|| Folder::open(dir).ok()).flatten())
-        .collect();
+    let folders = HeldFolders::open(dirs, &read);
     let files: Vec<(u32, String)> = listed
         .into_iter()
         .enumerate()
@@ -239,11 +261,7 @@ pub fn folder_candidates(dirs: &[PathBuf]) -> (Vec<Candidate>, Vec<bool>) {
         })
         .collect();
     let stats = parallel_map(&files, threads(), |(folder, name)| {
-        let st = match &folders[*folder as usize] {
-            Some(held) => held.stat(OsStr::new(name)),
-            None => rustix::fs::stat(dirs[*folder as usize].join(name)),
-        };
-        st.ok().map(|st| mtime_ms(&st))
+        folders.stat(*folder, name).ok().map(|st| mtime_ms(&st))
     });
     let mut candidates: Vec<Candidate> = files
         .into_iter()
