@@ -302,10 +302,16 @@ impl Appender {
 
 /// Creates a new file that must not exist yet (`wx`), with all of `data`.
 pub fn create_new(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
-    create_new_with(path, |mut file| {
+    create_new_with(path, writing(data))
+}
+
+/// Writes all of `data` to the file it is given: the content of `create_new`
+/// and `replace`.
+fn writing(data: &[u8]) -> impl FnOnce(&File) -> Result<(), IoFailure> + '_ {
+    move |mut file| {
         file.write_all(data)
             .map_err(|e| IoFailure::new(&e, "write", None))
-    })
+    }
 }
 
 /// `create_new` with the content written by `write`; a failed write removes the file.
@@ -330,10 +336,7 @@ pub fn create_new_with(
 /// same folder, flushed, then renamed over the original. The reference truncates
 /// first, so a failure half-way destroys the session; here the old file survives.
 pub fn replace(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
-    replace_with(path, |mut file| {
-        file.write_all(data)
-            .map_err(|e| IoFailure::new(&e, "write", None))
-    })
+    replace_with(path, writing(data))
 }
 
 /// `replace` with the content written by `write`.
