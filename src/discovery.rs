@@ -13,15 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::session::{read_header, HeaderScan};
 
-/// The `.jsonl` files of `dir` in the order `readdirSync` lists them: libuv
+/// The `.jsonl` names of `dir` in the order `readdirSync` lists them: libuv
 /// sorts names by their bytes (`strcmp`), whatever order the folder has.
-pub fn session_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
-    Ok(session_names(dir)?
-        .into_iter()
-        .map(|name| dir.join(name))
-        .collect())
-}
-
 fn session_names(dir: &Path) -> std::io::Result<Vec<OsString>> {
     let mut names = Vec::new();
     for entry in fs::read_dir(dir)? {
