@@ -54,6 +54,7 @@ built=$(date +%s)
 
 failed=()
 summary=()
+crash_report=()
 for target in "${targets[@]}"; do
     echo "== fuzzing $target for ${SECONDS_PER_TARGET}s"
     mkdir -p "$scratch/corpus/$target"
@@ -75,6 +76,14 @@ for target in "${targets[@]}"; do
         summary+=("$target: CRASH (exit $status) after ${runs:-?} runs; artifact in fuzz/artifacts/$target/")
         echo "== $target crashed: replay with"
         echo "   RUSTC_BOOTSTRAP=1 cargo fuzz run $target fuzz/artifacts/$target/<file>"
+        # CI keeps only part of a long log: repeat what identifies the crash
+        # (the panic or sanitizer message, the input) at the end.
+        artifact=$(ls -t "fuzz/artifacts/$target"/* 2>/dev/null | head -n 1 || true)
+        report=$(grep -m 4 -A 3 -E 'panicked at|^ERROR: |^SUMMARY: |deadly signal|stack overflow' "$log" || true)
+        crash_report+=("$target: ${report:-no panic message in the log}")
+        if [ -n "$artifact" ]; then
+            crash_report+=("$target input ($(wc -c <"$artifact") bytes, base64): $(base64 -w0 "$artifact")")
+        fi
     else
         summary+=("$target: ok, ${runs:-?} runs in ${SECONDS_PER_TARGET}s")
     fi
@@ -84,6 +93,7 @@ end=$(date +%s)
 echo "== summary (install and build $((built - start))s, fuzzing $((end - built))s)"
 printf '   %s\n' "${summary[@]}"
 if [ "${#failed[@]}" -gt 0 ]; then
+    printf '%s\n' "${crash_report[@]}"
     echo "== FAILED: ${failed[*]}"
     exit 1
 fi

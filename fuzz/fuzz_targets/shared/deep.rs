@@ -25,7 +25,10 @@ pub fn with_deep_copy(data: &[u8], check: impl FnOnce(&[u8])) {
     static SPENT_NANOS: AtomicU64 = AtomicU64::new(0);
     let elapsed = START.get_or_init(Instant::now).elapsed();
     let spent = Duration::from_nanos(SPENT_NANOS.load(Ordering::Relaxed));
-    if spent > elapsed / 5 {
+    // PISN_FUZZ_DEEP_ALWAYS=1 reads every copy (to replay a corpus through them).
+    static ALWAYS: OnceLock<bool> = OnceLock::new();
+    let always = *ALWAYS.get_or_init(|| std::env::var_os("PISN_FUZZ_DEEP_ALWAYS").is_some());
+    if !always && spent > elapsed / 5 {
         return;
     }
     let Some(deep) = deepened(data) else {
