@@ -405,19 +405,21 @@ function sortSessionInfos(sessions) {
 }
 
 /**
- * The reference's order of a folder's infos: names sorted with localeCompare
- * (descending), then a stable sort by `modified` (newest first). That is one
- * sort by (modified, name, readdir index), which needs the collator only for
- * ties of `modified`. An invalid date makes the reference's comparator
- * inconsistent (NaN); then its two sorts are done as it does them.
+ * A folder's infos in an order the callers' stable sort by `modified` (newest
+ * first) takes to the reference's result. The reference hands its callers the
+ * infos in name order (localeCompare, descending); sorted by `modified`, that
+ * is one sort by (modified, name, readdir index), which needs the collator
+ * only for ties of `modified` and leaves the callers' sort nothing to move.
+ * An invalid date makes the comparator inconsistent (NaN), so that the
+ * result depends on the sort's input: then the callers get name order, as
+ * from the reference.
  */
 function referenceOrder(results, names) {
   const kept = [];
   for (let i = 0; i < results.length; i++) if (results[i] !== null) kept.push(i);
   const time = kept.map((i) => results[i].modified.getTime());
   if (time.some(Number.isNaN)) {
-    const byName = kept.sort((i, j) => collator.compare(names[j], names[i])).map((i) => results[i]);
-    return sortSessionInfos(byName);
+    return kept.sort((i, j) => collator.compare(names[j], names[i])).map((i) => results[i]);
   }
   const order = kept.map((_, k) => k);
   order.sort((a, b) => time[b] - time[a] || collator.compare(names[kept[b]], names[kept[a]]) || kept[a] - kept[b]);
