@@ -44,6 +44,7 @@ import {
 	writeManySessions,
 } from "./helpers/listing-data.mjs";
 import { ours, oursLoadedFrom } from "./helpers/ours.mjs";
+import { baseSeed, Rng } from "./helpers/prng.mjs";
 import { REFERENCE_FILE } from "./helpers/reference.mjs";
 
 /** The project dir in every header; it need not exist (list filters by its resolved path). */
@@ -213,6 +214,49 @@ test("list: ties of modified keep the reference's name order (non-ASCII, case, p
 		await d.step("list(cwd) after listAll()", (s) => s.SM.list(CWD), R);
 		await d.step("listAll() after list(cwd)", (s) => s.SM.listAll(), R);
 	});
+});
+
+test("list and listAll with invalid modified dates (seeded folders): the reference's sorts, filtered and not", async () => {
+	// A message timestamp past the last valid date gives an Invalid Date `modified`,
+	// whose NaN makes the reference's comparator inconsistent: what its sort returns
+	// then depends on the exact array it sorts (after list()'s cwd filter).
+	const seed = baseSeed();
+	const rng = new Rng(seed);
+	for (let round = 0; round < 4; round++) {
+		const count = 25 + rng.int(60);
+		const files = [];
+		for (let k = 0; k < count; k++) {
+			const cwd = rng.bool(0.6) ? CWD : OTHER_CWD;
+			const time = rng.weighted([
+				[5, () => MS(rng.int(6))], // ties
+				[2, () => 1e16], // past the last valid date
+				[1, () => 8.64e15],
+				[3, () => MS(100 + rng.int(1000))],
+			])();
+			const name = `${rng.pick(["a", "B", "é", "z", "_", "10", "9"])}${rng.int(1000)}-${k}.jsonl`;
+			// Set on both sides (the clock's ticks would tie other files on each), some equal.
+			const mtime = MTIME(rng.int(count));
+			files.push({ name, mtime, data: lines(headerLine(`nan-${k}`, { cwd }), rawMessageLine(`{"role":"user","content":"m${k}","timestamp":${time}}`)) });
+		}
+		await differential(`invalid dates, SEED=${seed} round ${round} (${count} files)`, async (d) => {
+			const dir = (s) => s.sessionDir;
+			await d.setup((s) => {
+				for (const folder of [dir(s), defaultSessionDir(s.agentDir, CWD)]) {
+					fs.mkdirSync(folder, { recursive: true });
+					for (const f of files) {
+						fs.writeFileSync(path.join(folder, f.name), f.data);
+						fs.utimesSync(path.join(folder, f.name), f.mtime, f.mtime);
+					}
+				}
+			});
+			await d.step("list(cwd, dir)", (s) => s.SM.list(CWD, dir(s)), R);
+			await d.step("list(other cwd, dir)", (s) => s.SM.list(OTHER_CWD, dir(s)), R);
+			await d.step("list(other cwd, dir) again", (s) => s.SM.list(OTHER_CWD, dir(s)), R);
+			await d.step("listAll(dir)", (s) => s.SM.listAll(dir(s)), R);
+			await d.step("list(cwd) (default dir)", (s) => s.SM.list(CWD), R);
+			await d.step("listAll()", (s) => s.SM.listAll(), R);
+		});
+	}
 });
 
 test("findById: files named for an id, renamed and copied files, in directory order", async () => {
