@@ -631,13 +631,15 @@ pub fn new_session_id() -> String {
 /// Texts come as strings when they are UTF-8 (nearly always), or else as
 /// JSON literals (`...Literal`): only JSON escapes carry lone surrogates to
 /// JavaScript intact.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct JsSessionSummary {
     pub header: String,
     pub message_count: u32,
-    pub first_message: Option<String>,
+    #[napi(ts_type = "string")]
+    pub first_message: Option<Text>,
     pub first_message_literal: Option<String>,
-    pub all_messages_text: Option<String>,
+    #[napi(ts_type = "string")]
+    pub all_messages_text: Option<Text>,
     pub all_messages_text_literal: Option<String>,
     pub last_activity: Option<f64>,
     pub unparsed_times: Vec<String>,
@@ -704,7 +706,7 @@ fn cache_dir_loaded() -> Option<std::path::PathBuf> {
 /// One file's listing result, a batch of unchanged files (`index` -2),
 /// `listAll()`'s candidates (`index` -3, before any result), or the end of the
 /// scan (`index` -1).
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct JsScanResult {
     pub index: i64,
     /// The file's name, in a scan of one folder.
@@ -754,10 +756,154 @@ impl JsScanResult {
 }
 
 /// A text as a string, or else as a JSON literal.
-fn text_js(text: Vec<u8>) -> (Option<String>, Option<String>) {
+fn text_js(text: Vec<u8>) -> (Option<Text>, Option<String>) {
     match String::from_utf8(text) {
-        Ok(text) => (Some(text), None),
+        Ok(text) => (Some(Text::new(text)), None),
         Err(e) => (None, Some(listing::text_literal(e.as_bytes()))),
+    }
+}
+
+/// A listing text for JavaScript. Long texts (a listing's message texts run to
+/// tens of MB) become external strings, encoded here on the scan thread as V8
+/// stores them (Latin-1 where every character fits, else UTF-16): V8 then
+/// neither decodes and copies them on the main thread nor moves them in each
+/// garbage collection while the listing runs.
+pub enum Text {
+    Plain(String),
+    Latin1(Box<[u8]>),
+    Utf16(Box<[u16]>),
+}
+
+/// From this length on, an external string costs less than a copy.
+const EXTERNAL_TEXT_FROM: usize = 1024;
+
+impl Text {
+    fn new(text: String) -> Text {
+        // V8 strings stop short of 2^29 characters.
+        if text.len() < EXTERNAL_TEXT_FROM || text.len() >= 1 << 28 || external_strings().is_none()
+        {
+            return Text::Plain(text);
+        }
+        if text.is_ascii() {
+            return Text::Latin1(text.into_bytes().into_boxed_slice());
+        }
+        if text.chars().all(|c| (c as u32) < 0x100) {
+            return Text::Latin1(text.chars().map(|c| c as u8).collect());
+        }
+        Text::Utf16(text.encode_utf16().collect())
+    }
+}
+
+/// `node_api_create_external_string_latin1` and `_utf16`.
+type CreateExternal<T> = unsafe extern "C" fn(
+    sys::napi_env,
+    *mut T,
+    usize,
+    sys::napi_finalize,
+    *mut std::ffi::c_void,
+    *mut sys::napi_value,
+    *mut bool,
+) -> sys::napi_status;
+
+struct ExternalStrings {
+    /// Takes `char*`; `u8` here, the same pointer.
+    latin1: CreateExternal<u8>,
+    utf16: CreateExternal<u16>,
+}
+
+/// Node-API's external strings (Node-API 10; experimental from Node 20.4),
+/// looked up at run time: a link to them would keep the addon from loading in
+/// a Node without them.
+fn external_strings() -> Option<&'static ExternalStrings> {
+    static FOUND: std::sync::OnceLock<Option<ExternalStrings>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(|| {
+            let find = |name: &std::ffi::CStr| {
+                // SAFETY: dlsym with a NUL-terminated name.
+                let symbol = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+                (!symbol.is_null()).then_some(symbol)
+            };
+            let latin1 = find(c"node_api_create_external_string_latin1")?;
+            let utf16 = find(c"node_api_create_external_string_utf16")?;
+            // SAFETY: the symbols have the signatures Node-API documents.
+            unsafe {
+                Some(ExternalStrings {
+                    latin1: std::mem::transmute::<*mut std::ffi::c_void, CreateExternal<u8>>(
+                        latin1,
+                    ),
+                    utf16: std::mem::transmute::<*mut std::ffi::c_void, CreateExternal<u16>>(utf16),
+                })
+            }
+        })
+        .as_ref()
+}
+
+/// Frees an external text's characters once V8 no longer needs them.
+unsafe extern "C" fn free_text<T>(
+    _env: sys::napi_env,
+    _data: *mut std::ffi::c_void,
+    hint: *mut std::ffi::c_void,
+) {
+    // SAFETY: `hint` is the box `external_text` leaked, given back once.
+    drop(unsafe { Box::from_raw(hint as *mut Box<[T]>) });
+}
+
+/// A string over `chars`, which Node frees with `free_text` when the string
+/// is collected (or at once, if it copied them).
+unsafe fn external_text<T>(
+    env: sys::napi_env,
+    create: CreateExternal<T>,
+    mut chars: Box<[T]>,
+    copy: impl FnOnce(*const T, usize, *mut sys::napi_value) -> sys::napi_status,
+) -> Result<sys::napi_value> {
+    let (ptr, len) = (chars.as_mut_ptr(), chars.len());
+    let hint = Box::into_raw(Box::new(chars));
+    let mut result = std::ptr::null_mut();
+    let mut copied = false;
+    // SAFETY: the characters live until `free_text` runs.
+    let status = unsafe {
+        create(
+            env,
+            ptr,
+            len,
+            Some(free_text::<T>),
+            hint.cast(),
+            &mut result,
+            &mut copied,
+        )
+    };
+    if status == sys::Status::napi_ok {
+        return Ok(result);
+    }
+    // On failure Node may still hold the characters (it frees them when the
+    // environment ends): copy them rather than take them back.
+    check_status!(
+        copy(ptr, len, &mut result),
+        "Failed to create a listing text"
+    )?;
+    Ok(result)
+}
+
+impl ToNapiValue for Text {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        // SAFETY: `Text::new` chose an external form only where the functions exist.
+        unsafe {
+            match (val, external_strings()) {
+                // SAFETY (copies): `p` is still valid, as nothing freed it.
+                (Text::Latin1(chars), Some(api)) => {
+                    external_text(env, api.latin1, chars, |p, n, r| {
+                        sys::napi_create_string_latin1(env, p.cast(), n as isize, r)
+                    })
+                }
+                (Text::Utf16(chars), Some(api)) => {
+                    external_text(env, api.utf16, chars, |p, n, r| {
+                        sys::napi_create_string_utf16(env, p, n as isize, r)
+                    })
+                }
+                (Text::Plain(text), _) => String::to_napi_value(env, text),
+                (_, None) => unreachable!("external texts without external strings"),
+            }
+        }
     }
 }
 

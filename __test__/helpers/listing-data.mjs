@@ -305,6 +305,20 @@ export function oddCases(cwd) {
 	add("hdr-1mib-nl.jsonl", `${headerOfLength(MiB, "hdr-1mib-nl", cwd)}\n`, { ids: ["hdr-1mib-nl"] });
 	add("hdr-1mib-plus1-no-nl.jsonl", headerOfLength(MiB + 1, "hdr-1mib-plus1-no-nl", cwd), { ids: ["hdr-1mib-plus1-no-nl"] });
 	add("long-message.jsonl", lines(H("long-message"), um(`long ${"é".repeat(300000)} end`)));
+	// Texts from 1 KiB on cross to JavaScript as external strings, Latin-1 where
+	// every character fits, else UTF-16: each form, and both sides of 1024 bytes.
+	const longText = (label, unit, count) =>
+		add(`long-text-${label}.jsonl`, lines(H(`long-text-${label}`), um(`${label} ${unit.repeat(count)}.`), assistantLine(`${unit.repeat(count)} reply`, 2)));
+	longText("ascii", "plain text ", 120);
+	longText("latin1", "café ÿ ", 200);
+	longText("bmp", "→ arrow — ", 150);
+	longText("astral", "🙂 smile ", 150);
+	longText("mixed", "a é → 🙂 ", 200);
+	// "b" + 1022 or 1023 characters (one of them 2 bytes in UTF-8) and "b": first
+	// message 1023 and 1024 bytes.
+	add("long-text-1023-bytes.jsonl", lines(H("long-text-1023-bytes"), um(`b${"é"}${"x".repeat(1019)}b`)));
+	add("long-text-1024-bytes.jsonl", lines(H("long-text-1024-bytes"), um(`b${"é"}${"x".repeat(1020)}b`)));
+	add("long-text-lone-surrogate.jsonl", lines(H("long-text-lone-surrogate"), rawMessageLine(`{"role":"user","content":"${"s".repeat(1500)} \\ud800 lone"}`)));
 
 	// --- not sessions, or not files -------------------------------------------------------
 	add("empty.jsonl", "");
