@@ -60,10 +60,11 @@ impl<'a> Folder<'a> {
         self.stat(name).ok().map(|st| mtime_ms(&st))
     }
 
-    /// The header line of a file for discovery, as `discovery_header` gives it.
-    /// Usually the header is the first line and ends within the first read;
-    /// anything else is left to the full scan of `read_header`.
-    fn header(&self, name: &OsStr) -> Option<Vec<u8>> {
+    /// The header line of a file for discovery (as `discovery_header` gives
+    /// it) if its id is `id`. Usually the header is the first line and ends
+    /// within the first read; anything else is left to the full scan of
+    /// `read_header`.
+    fn header_with_id(&self, name: &OsStr, id: &str) -> Option<Vec<u8>> {
         let mut buf = [0u8; 1024];
         let read = rustix::fs::openat(
             &self.fd,
@@ -75,18 +76,33 @@ impl<'a> Folder<'a> {
         if let Ok(n) = read {
             if let Some(end) = memchr::memchr(b'\n', &buf[..n]) {
                 let line = &buf[..end];
+                // Most headers hold another id: told from the bytes, with the
+                // line only checked to parse (else the header may follow).
+                if cannot_hold(line, id) && !crate::entry::line_is_skipped(line) {
+                    return None;
+                }
                 match crate::entry::read_line(line) {
                     LineRead::Entry(meta) => {
                         return (meta.kind == Kind::Session && meta.id_is_string)
-                            .then(|| line.to_vec());
+                            .then(|| line.to_vec())
+                            .filter(|line| header_has_id(line, id));
                     }
                     // A first line that does not parse: the header may follow.
                     LineRead::Skipped => {}
                 }
             }
         }
-        discovery_header(&self.path.join(name))
+        discovery_header(&self.path.join(name)).filter(|line| header_has_id(line, id))
     }
+}
+
+/// Whether `line` certainly holds no string whose value is `id`: the id's
+/// bytes are not in it and nothing could spell them otherwise (an escape, or
+/// invalid UTF-8 read as U+FFFD where the id has one).
+fn cannot_hold(line: &[u8], id: &str) -> bool {
+    !id.contains('\u{FFFD}')
+        && memchr::memchr(b'\\', line).is_none()
+        && memchr::memmem::find(line, id.as_bytes()).is_none()
 }
 
 /// `stats.mtimeMs` as Node computes it (seconds and nanoseconds apart, so the
@@ -164,13 +180,13 @@ pub fn files_with_id(dir: &Path, id: &str, whole: bool) -> std::io::Result<WithI
         let suffix = format!("_{id}.jsonl");
         if let Some(named) = names.iter().position(|name| {
             name.as_encoded_bytes().ends_with(suffix.as_bytes())
-                && folder.header(name).is_some_and(|l| header_has_id(&l, id))
+                && folder.header_with_id(name, id).is_some()
         }) {
             examined = named + 1;
         }
     }
     let found = parallel_map(&names[..examined], threads(), |name| {
-        folder.header(name).filter(|line| header_has_id(line, id))
+        folder.header_with_id(name, id)
     });
     Ok(WithId {
         files: names
@@ -276,6 +292,83 @@ pub fn folder_candidates(dirs: &[PathBuf]) -> (Vec<Candidate>, Vec<bool>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn header_with_id_reads_ids_however_spelled() {
+        let dir = std::env::temp_dir().join(format!("pisn-disc-{}", uuid::Uuid::new_v4()));
+        fs::create_dir_all(&dir).unwrap();
+        let cases: [(&str, &[u8], &str, bool); 9] = [
+            (
+                "plain",
+                b"{\"type\":\"session\",\"id\":\"one\"}\n",
+                "one",
+                true,
+            ),
+            (
+                "other",
+                b"{\"type\":\"session\",\"id\":\"two\",\"cwd\":\"one\"}\n",
+                "one",
+                false,
+            ),
+            (
+                "escaped",
+                b"{\"type\":\"session\",\"id\":\"\\u006fne\"}\n",
+                "one",
+                true,
+            ),
+            (
+                "invalid",
+                b"{\"type\":\"session\",\"id\":\"a\xffb\"}\n",
+                "a\u{FFFD}b",
+                true,
+            ),
+            (
+                "garbage-first",
+                b"not json\n{\"type\":\"session\",\"id\":\"one\"}\n",
+                "one",
+                true,
+            ),
+            (
+                "falsy-first",
+                b"0\n{\"type\":\"session\",\"id\":\"one\"}\n",
+                "one",
+                true,
+            ),
+            (
+                "truthy-first",
+                b"1\n{\"type\":\"session\",\"id\":\"one\"}\n",
+                "one",
+                false,
+            ),
+            (
+                "entry-first",
+                b"{\"type\":\"message\"}\n{\"type\":\"session\",\"id\":\"one\"}\n",
+                "one",
+                false,
+            ),
+            (
+                "not-header",
+                b"{\"type\":\"message\",\"id\":\"one\"}\n",
+                "one",
+                false,
+            ),
+        ];
+        for (name, data, _, _) in &cases {
+            fs::write(dir.join(name), data).unwrap();
+        }
+        let folder = Folder::open(&dir).unwrap();
+        for (name, data, id, found) in cases {
+            assert_eq!(
+                folder.header_with_id(OsStr::new(name), id).is_some(),
+                found,
+                "{name}"
+            );
+            // The same as reading the header whole and comparing.
+            let whole = discovery_header(&dir.join(name)).is_some_and(|l| header_has_id(&l, id));
+            assert_eq!(whole, found, "{name}: {:?}", String::from_utf8_lossy(data));
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn finds_by_id_and_orders_by_mtime() {

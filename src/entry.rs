@@ -394,14 +394,7 @@ fn read_text(text: &[u8]) -> Result<LineRead, SyntaxError> {
         _ => {
             let start = cur.i;
             cur.skip_value()?;
-            let raw = &text[start..cur.i];
-            let truthy = match raw {
-                b"null" | b"false" | b"\"\"" => false,
-                b"true" => true,
-                [b'"', ..] | [b'[', ..] => true,
-                _ => json::number_value(raw) != 0.0,
-            };
-            if truthy {
+            if primitive_truthy(&text[start..cur.i]) {
                 LineRead::Entry(EntryMeta::opaque())
             } else {
                 LineRead::Skipped
@@ -413,6 +406,30 @@ fn read_text(text: &[u8]) -> Result<LineRead, SyntaxError> {
         return Err(SyntaxError);
     }
     Ok(entry)
+}
+
+/// Whether a JSON value that is not an object (its valid text) is truthy.
+fn primitive_truthy(raw: &[u8]) -> bool {
+    match raw {
+        b"null" | b"false" | b"\"\"" => false,
+        b"true" => true,
+        [b'"', ..] | [b'[', ..] => true,
+        _ => json::number_value(raw) != 0.0,
+    }
+}
+
+/// Whether `read_line` skips `line`, found without building the entry.
+pub fn line_is_skipped(line: &[u8]) -> bool {
+    let mut cur = Cursor::new(line);
+    cur.skip_ws();
+    let start = cur.i;
+    let object = cur.peek() == Some(b'{');
+    if cur.skip_value().is_err() {
+        return true;
+    }
+    let value = &line[start..cur.i];
+    cur.skip_ws();
+    cur.i != line.len() || (!object && !primitive_truthy(value))
 }
 
 fn days_in_month(year: i64, month: i64) -> i64 {
@@ -470,6 +487,44 @@ pub fn iso_time(s: &str) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn line_is_skipped_agrees_with_read_line() {
+        for line in [
+            &b"{}"[..],
+            b" {\"a\":[1,{\"b\":null}]} ",
+            b"{\"a\":1,}",
+            b"{\"a\" 1}",
+            b"{",
+            b"",
+            b"   ",
+            b"0",
+            b"-0",
+            b"0.0e5",
+            b"1",
+            b"\"\"",
+            b"\" \"",
+            b"[]",
+            b"null",
+            b"false",
+            b"true",
+            b"{} x",
+            b"\"\\x\"",
+            b"\"a\xffb\"",
+            b"{\"type\":\"session\",\"id\":\"x\"}",
+            b"01",
+            b"1e999",
+            b"-",
+            b"[1,]",
+        ] {
+            assert_eq!(
+                line_is_skipped(line),
+                matches!(read_line(line), LineRead::Skipped),
+                "{:?}",
+                String::from_utf8_lossy(line)
+            );
+        }
+    }
 
     fn meta(line: &str) -> EntryMeta {
         match read_line(line.as_bytes()) {

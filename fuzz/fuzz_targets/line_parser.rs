@@ -94,7 +94,11 @@ fn check_deep_line(data: &[u8]) {
         parsed.is_ok(),
         "skip_value and parse disagree"
     );
-    let _ = entry::read_line(data);
+    assert_eq!(
+        entry::line_is_skipped(data),
+        matches!(entry::read_line(data), LineRead::Skipped),
+        "line_is_skipped and read_line disagree"
+    );
     if let Ok(value) = &parsed {
         let once = json::stringify(value);
         if let Some(members) = json::canonical_members(&once) {
@@ -232,6 +236,11 @@ fn same_key(meta_key: &str, value: Option<&JsValue>, what: &str) {
 
 fn check_read_line(raw: &[u8], decoded: &[u8], parsed: Option<&JsValue>) {
     let read = entry::read_line(raw);
+    assert_eq!(
+        entry::line_is_skipped(raw),
+        matches!(read, LineRead::Skipped),
+        "line_is_skipped and read_line disagree"
+    );
     // The reference decodes the file before it parses: the raw bytes and the
     // decoded text are the same line to it.
     assert_eq!(
