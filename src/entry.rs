@@ -314,6 +314,37 @@ pub fn for_each_member<'a>(
     }
 }
 
+/// Calls `visit(cursor)` for each element of the array at the cursor; the
+/// visitor must consume the element.
+pub fn for_each_element<'a>(
+    cur: &mut Cursor<'a>,
+    mut visit: impl FnMut(&mut Cursor<'a>) -> Result<(), SyntaxError>,
+) -> Result<(), SyntaxError> {
+    cur.skip_ws();
+    if cur.peek() != Some(b'[') {
+        return Err(SyntaxError);
+    }
+    cur.i += 1;
+    cur.skip_ws();
+    if cur.peek() == Some(b']') {
+        cur.i += 1;
+        return Ok(());
+    }
+    loop {
+        cur.skip_ws();
+        visit(cur)?;
+        cur.skip_ws();
+        match cur.peek() {
+            Some(b',') => cur.i += 1,
+            Some(b']') => {
+                cur.i += 1;
+                return Ok(());
+            }
+            _ => return Err(SyntaxError),
+        }
+    }
+}
+
 /// Reads one physical line (without its `\n`) as the reference's loader does.
 ///
 /// The reference decodes UTF-8 with replacement characters before parsing. A

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use crate::entry::for_each_member;
+use crate::entry::{for_each_element, for_each_member};
 use crate::json::{self, Cursor, JsValue, SyntaxError};
 
 /// Writes a summary for the persistent listing cache.
@@ -204,6 +204,10 @@ enum MessageFacts {
     Object {
         role: Option<Vec<u8>>,
         content: Option<(usize, usize)>,
+        /// The content's text, read where it stood when the role before it was
+        /// one whose text counts (as pi writes messages): the span is then not
+        /// read a second time.
+        text: Option<Result<Vec<u8>, Throws>>,
         timestamp: Option<(usize, usize)>,
     },
 }
@@ -211,8 +215,9 @@ enum MessageFacts {
 fn read_message<'a>(cur: &mut Cursor<'a>) -> Result<MessageFacts, SyntaxError> {
     match cur.peek() {
         Some(b'{') => {
-            let mut role = None;
+            let mut role: Option<Vec<u8>> = None;
             let mut content = None;
+            let mut text = None;
             let mut timestamp = None;
             for_each_member(cur, |key, cur| {
                 cur.skip_ws();
@@ -227,7 +232,12 @@ fn read_message<'a>(cur: &mut Cursor<'a>) -> Result<MessageFacts, SyntaxError> {
                         }
                     }
                     b"content" => {
-                        cur.skip_value()?;
+                        text = if role.as_deref().is_some_and(text_counts) {
+                            Some(content_text(cur)?)
+                        } else {
+                            cur.skip_value()?;
+                            None
+                        };
                         content = Some((start, cur.i));
                     }
                     b"timestamp" => {
@@ -241,6 +251,7 @@ fn read_message<'a>(cur: &mut Cursor<'a>) -> Result<MessageFacts, SyntaxError> {
             Ok(MessageFacts::Object {
                 role,
                 content,
+                text,
                 timestamp,
             })
         }
@@ -323,6 +334,93 @@ fn string_in_utf8(text: &[u8]) -> Option<Vec<u8>> {
 
 fn value_at(text: &[u8]) -> JsValue {
     json::parse(&json::decode_lossy(text)).unwrap_or(JsValue::Null)
+}
+
+/// Roles whose message text the summary keeps.
+fn text_counts(role: &[u8]) -> bool {
+    role == b"user" || role == b"assistant"
+}
+
+/// The text of the content value at the cursor, read in one pass: a syntax
+/// error is the line's (it is then skipped), a throw the summary's (it stands
+/// only if the rest of the line parses).
+fn content_text(cur: &mut Cursor) -> Result<Result<Vec<u8>, Throws>, SyntaxError> {
+    match cur.peek() {
+        Some(b'"') => string_here(cur).map(Ok),
+        Some(b'[') => {
+            let mut out = Vec::new();
+            let mut first = true;
+            let mut throws = false;
+            for_each_element(cur, |cur| {
+                match cur.peek() {
+                    Some(b'n') => {
+                        throws = true; // `null.type`
+                        cur.skip_value()?;
+                    }
+                    Some(b'{') => {
+                        let mut is_text = false;
+                        // The last `text` member: its string, or where a value
+                        // of another kind is (joined only if the block is text).
+                        let mut text: Option<Result<Vec<u8>, (usize, usize)>> = None;
+                        for_each_member(cur, |key, cur| {
+                            cur.skip_ws();
+                            let start = cur.i;
+                            match key {
+                                b"type" => {
+                                    is_text = cur.peek() == Some(b'"')
+                                        && json::parse_string_ref(cur)?.as_ref() == b"text";
+                                    if !is_text && cur.i == start {
+                                        cur.skip_value()?;
+                                    }
+                                }
+                                b"text" if cur.peek() == Some(b'"') => {
+                                    text = Some(Ok(string_here(cur)?));
+                                }
+                                b"text" => {
+                                    cur.skip_value()?;
+                                    text = Some(Err((start, cur.i)));
+                                }
+                                _ => cur.skip_value()?,
+                            }
+                            Ok(())
+                        })?;
+                        if is_text {
+                            if !std::mem::replace(&mut first, false) {
+                                out.push(b' ');
+                            }
+                            match text {
+                                Some(Ok(text)) => out.extend_from_slice(&text),
+                                Some(Err((s, e))) => {
+                                    let value = value_at(&cur.s[s..e]);
+                                    throws |= join_string(Some(&value), &mut out).is_err();
+                                }
+                                None => {}
+                            }
+                        }
+                    }
+                    _ => cur.skip_value()?,
+                }
+                Ok(())
+            })?;
+            Ok(if throws { Err(Throws) } else { Ok(out) })
+        }
+        _ => {
+            cur.skip_value()?;
+            Ok(Err(Throws))
+        }
+    }
+}
+
+/// The string at the cursor as `string_at` reads it, in one pass over it.
+fn string_here(cur: &mut Cursor) -> Result<Vec<u8>, SyntaxError> {
+    let start = cur.i;
+    let text = json::parse_string(cur)?;
+    let raw = &cur.s[start..cur.i];
+    Ok(if std::str::from_utf8(raw).is_ok() {
+        text
+    } else {
+        string_at(raw).ok_or(SyntaxError)?
+    })
 }
 
 /// Text of a content array the way `extractTextContent` joins it.
@@ -482,19 +580,20 @@ impl Summarizer {
             return Ok(());
         }
         self.message_count += 1;
-        let (role, content, timestamp) = match facts.message {
+        let (role, content, text, timestamp) = match facts.message {
             MessageFacts::Missing | MessageFacts::Null => return Err(Throws),
             MessageFacts::NotObject => return Ok(()),
             MessageFacts::Object {
                 role,
                 content,
+                text,
                 timestamp,
-            } => (role, content, timestamp),
+            } => (role, content, text, timestamp),
         };
         let (Some(role), Some((cs, ce))) = (role, content) else {
             return Ok(());
         };
-        if role != b"user" && role != b"assistant" {
+        if !text_counts(&role) {
             return Ok(());
         }
         let message = line;
@@ -516,10 +615,11 @@ impl Summarizer {
             }
         }
         let content = &message[cs..ce];
-        let text = match content.first() {
-            Some(b'"') => string_at(content).ok_or(Throws)?,
-            Some(b'[') => array_text(content)?,
-            _ => return Err(Throws),
+        let text = match (text, content.first()) {
+            (Some(text), _) => text?,
+            (None, Some(b'"')) => string_at(content).ok_or(Throws)?,
+            (None, Some(b'[')) => array_text(content)?,
+            (None, _) => return Err(Throws),
         };
         if text.is_empty() {
             return Ok(());
@@ -583,6 +683,73 @@ mod tests {
         assert_eq!(s.all_messages_text, b"hi there first");
         assert_eq!(s.name.as_deref(), Some("\"named\""));
         assert_eq!(s.last_activity, Some(1704153600000.0));
+    }
+
+    #[test]
+    fn content_read_in_place_equals_content_read_after_the_role() {
+        let deep = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let contents: Vec<Vec<u8>> = [
+            r#""plain""#.to_string(),
+            r#""esc \\ \" \n \u00e9 \ud800 \ud83d\ude00""#.into(),
+            r#""""#.into(),
+            "[]".into(),
+            r#"[{"type":"text","text":"a"},{"type":"image"},{"type":"text","text":"b"}]"#.into(),
+            r#"[{"type":"text"},{"type":"text","text":"after empty"}]"#.into(),
+            r#"[{"text":"before type","type":"text"}]"#.into(),
+            r#"[{"type":"text","text":"first","text":"last"}]"#.into(),
+            r#"[{"type":"text","text":"x","type":"other"}]"#.into(),
+            r#"[{"type":"\u0074ext","text":"escaped type"}]"#.into(),
+            r#"[{"type":"text","text":[1,[2,3],null,{"a":1},true]}]"#.into(),
+            r#"[{"type":"text","text":12.50}]"#.into(),
+            r#"[{"type":"text","text":{"a":1}}]"#.into(),
+            format!(r#"[{{"type":"text","text":{}}}]"#, deep(2999)),
+            format!(r#"[{{"type":"text","text":{}}}]"#, deep(3001)),
+            format!(r#"[{{"type":"image","text":{}}}]"#, deep(3001)),
+            format!(r#"[{{"type":"text","text":{},"text":"wins"}}]"#, deep(3001)),
+            r#"[{"type":"text","text":"a"},null,{"type":"text","text":"b"}]"#.into(),
+            r#"[1,"s",[],true,{"type":"text","text":"c"}]"#.into(),
+            "null".into(),
+            "12".into(),
+            r#"{"type":"text","text":"object"}"#.into(),
+            r#"[{"type":"text","text":"a"},]"#.into(),
+            r#"[{"type":"text","text":"a"} {"type":"text"}]"#.into(),
+            r#"[{"type":"text","text":"bad \x escape"}]"#.into(),
+        ]
+        .into_iter()
+        .map(String::into_bytes)
+        .chain([
+            b"\"bytes \xff\xfe invalid\"".to_vec(),
+            b"[{\"type\":\"text\",\"text\":\"<\xed\xa0\x80>\"}]".to_vec(),
+        ])
+        .collect();
+        let header = b"{\"type\":\"session\",\"id\":\"s\"}\n".to_vec();
+        let role = &b"\"role\":\"assistant\""[..];
+        for content in &contents {
+            let mut field = b"\"content\":".to_vec();
+            field.extend_from_slice(content);
+            for tail in [&b""[..], b",\"x\":1", b",\"x\":"] {
+                let file = |first: &[u8], second: &[u8]| {
+                    let mut l = header.clone();
+                    l.extend_from_slice(b"{\"type\":\"message\",\"message\":{");
+                    l.extend_from_slice(first);
+                    l.push(b',');
+                    l.extend_from_slice(second);
+                    l.extend_from_slice(tail);
+                    l.extend_from_slice(b"}}\n");
+                    l
+                };
+                // With the role first, the content is read where it stands.
+                let in_place = summarize_bytes(&file(role, &field));
+                let after = summarize_bytes(&file(&field, role));
+                assert_eq!(
+                    format!("{in_place:?}"),
+                    format!("{after:?}"),
+                    "{}{}",
+                    String::from_utf8_lossy(content),
+                    String::from_utf8_lossy(tail)
+                );
+            }
+        }
     }
 
     #[test]
