@@ -770,8 +770,8 @@ fn text_js(text: Vec<u8>) -> (Option<Text>, Option<String>) {
 /// garbage collection while the listing runs.
 pub enum Text {
     Plain(String),
-    Latin1(Box<[u8]>),
-    Utf16(Box<[u16]>),
+    Latin1(Vec<u8>),
+    Utf16(Vec<u16>),
 }
 
 /// From this length on, an external string costs less than a copy.
@@ -779,19 +779,35 @@ const EXTERNAL_TEXT_FROM: usize = 1024;
 
 impl Text {
     fn new(text: String) -> Text {
+        use encoding_rs::mem;
         // V8 strings stop short of 2^29 characters.
         if text.len() < EXTERNAL_TEXT_FROM || text.len() >= 1 << 28 || external_strings().is_none()
         {
             return Text::Plain(text);
         }
-        if text.is_ascii() {
-            return Text::Latin1(text.into_bytes().into_boxed_slice());
+        if mem::is_ascii(text.as_bytes()) {
+            return Text::Latin1(text.into_bytes());
         }
-        if text.chars().all(|c| (c as u32) < 0x100) {
-            return Text::Latin1(text.chars().map(|c| c as u8).collect());
+        // Both conversions write at most one unit per byte of UTF-8.
+        if mem::is_str_latin1(&text) {
+            let mut latin1 = vec![0; text.len()];
+            let written = mem::convert_utf8_to_latin1_lossy(text.as_bytes(), &mut latin1);
+            return Text::Latin1(fitted(latin1, written));
         }
-        Text::Utf16(text.encode_utf16().collect())
+        let mut utf16 = vec![0; text.len()];
+        let written = mem::convert_str_to_utf16(&text, &mut utf16);
+        Text::Utf16(fitted(utf16, written))
     }
+}
+
+/// `units` cut to its first `len`, its memory given back where much is left
+/// over (text in scripts of three UTF-8 bytes a character).
+fn fitted<T>(mut units: Vec<T>, len: usize) -> Vec<T> {
+    units.truncate(len);
+    if units.capacity() - len > len / 4 {
+        units.shrink_to_fit();
+    }
+    units
 }
 
 /// `node_api_create_external_string_latin1` and `_utf16`.
@@ -845,7 +861,7 @@ unsafe extern "C" fn free_text<T>(
     hint: *mut std::ffi::c_void,
 ) {
     // SAFETY: `hint` is the box `external_text` leaked, given back once.
-    drop(unsafe { Box::from_raw(hint as *mut Box<[T]>) });
+    drop(unsafe { Box::from_raw(hint as *mut Vec<T>) });
 }
 
 /// A string over `chars`, which Node frees with `free_text` when the string
@@ -853,7 +869,7 @@ unsafe extern "C" fn free_text<T>(
 unsafe fn external_text<T>(
     env: sys::napi_env,
     create: CreateExternal<T>,
-    mut chars: Box<[T]>,
+    mut chars: Vec<T>,
     copy: impl FnOnce(*const T, usize, *mut sys::napi_value) -> sys::napi_status,
 ) -> Result<sys::napi_value> {
     let (ptr, len) = (chars.as_mut_ptr(), chars.len());
