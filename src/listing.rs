@@ -341,9 +341,10 @@ fn text_counts(role: &[u8]) -> bool {
     role == b"user" || role == b"assistant"
 }
 
-/// The text of the content value at the cursor, read in one pass: a syntax
-/// error is the line's (it is then skipped), a throw the summary's (it stands
-/// only if the rest of the line parses).
+/// The text of the content value at the cursor the way `extractTextContent`
+/// gets it, read in one pass: a syntax error is the line's (it is then
+/// skipped), a throw the summary's (it stands only if the rest of the line
+/// parses).
 fn content_text(cur: &mut Cursor) -> Result<Result<Vec<u8>, Throws>, SyntaxError> {
     match cur.peek() {
         Some(b'"') => string_here(cur).map(Ok),
@@ -421,62 +422,6 @@ fn string_here(cur: &mut Cursor) -> Result<Vec<u8>, SyntaxError> {
     } else {
         string_at(raw).ok_or(SyntaxError)?
     })
-}
-
-/// Text of a content array the way `extractTextContent` joins it.
-fn array_text(content: &[u8]) -> Result<Vec<u8>, Throws> {
-    let mut cur = Cursor::new(content);
-    let mut out = Vec::new();
-    let mut first = true;
-    cur.i += 1;
-    loop {
-        cur.skip_ws();
-        match cur.peek() {
-            Some(b']') => return Ok(out),
-            Some(b',') => {
-                cur.i += 1;
-                continue;
-            }
-            Some(b'n') => return Err(Throws), // `null.type`
-            Some(b'{') => {
-                let mut is_text = false;
-                let mut text: Option<(usize, usize)> = None;
-                for_each_member(&mut cur, |key, cur| {
-                    cur.skip_ws();
-                    let start = cur.i;
-                    match key {
-                        b"type" => {
-                            is_text = cur.peek() == Some(b'"')
-                                && json::parse_string_ref(cur)?.as_ref() == b"text";
-                            if !is_text && cur.i == start {
-                                cur.skip_value()?;
-                            }
-                        }
-                        b"text" => {
-                            cur.skip_value()?;
-                            text = Some((start, cur.i));
-                        }
-                        _ => cur.skip_value()?,
-                    }
-                    Ok(())
-                })
-                .map_err(|_| Throws)?;
-                if is_text {
-                    if !std::mem::replace(&mut first, false) {
-                        out.push(b' ');
-                    }
-                    if let Some((s, e)) = text {
-                        match string_at(&content[s..e]) {
-                            Some(t) => out.extend_from_slice(&t),
-                            None => join_string(Some(&value_at(&content[s..e])), &mut out)?,
-                        }
-                    }
-                }
-            }
-            Some(_) => cur.skip_value().map_err(|_| Throws)?,
-            None => return Err(Throws),
-        }
-    }
 }
 
 /// The summary of a file fed line by line; it can stop at any line end and
@@ -614,12 +559,10 @@ impl Summarizer {
                 }
             }
         }
-        let content = &message[cs..ce];
-        let text = match (text, content.first()) {
-            (Some(text), _) => text?,
-            (None, Some(b'"')) => string_at(content).ok_or(Throws)?,
-            (None, Some(b'[')) => array_text(content)?,
-            (None, _) => return Err(Throws),
+        let text = match text {
+            Some(text) => text?,
+            // The content came before the role: read its span now.
+            None => content_text(&mut Cursor::new(&message[cs..ce])).unwrap_or(Err(Throws))?,
         };
         if text.is_empty() {
             return Ok(());
