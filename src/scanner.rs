@@ -490,7 +490,9 @@ fn read_on(
 
 /// The summary of one file, from the cache where the file only grew. For a
 /// token in `known` (an unchanged file), the summary itself is not copied out.
-pub fn summarize_cached(
+/// (Scans stat relative to a held folder and call `summarize_stat`.)
+#[cfg(test)]
+fn summarize_cached(
     cache: &SummaryCache,
     path: &Path,
     known: &Known,
