@@ -855,6 +855,85 @@ for (const [name, data] of CRASH_CASES) {
 	});
 }
 
+// --- worker threads: listings in workers that end, mid-scan too ----------------------------
+
+const WORKER_LISTER = `
+const { Worker } = require("worker_threads");
+const path = require("path");
+const crypto = require("crypto");
+const [implPath, dir, bigDir] = process.argv.slice(1);
+const worker = (mode) => new Worker(\`
+	const { parentPort, workerData } = require("worker_threads");
+	const { pathToFileURL } = require("url");
+	(async () => {
+		const ns = await import(pathToFileURL(workerData.implPath).href);
+		const SM = ns.SessionManager || ns.default.SessionManager;
+		if (workerData.mode === "terminated mid-scan") {
+			// Told after the first file of many: the main thread ends this worker
+			// while the rest are read.
+			let told = false;
+			await SM.list("/fixed/listing-project", workerData.bigDir, () => {
+				if (!told) parentPort.postMessage({ started: (told = true) });
+			});
+			return;
+		}
+		globalThis.kept = await SM.list("/fixed/listing-project", workerData.dir);
+		parentPort.postMessage({ list: globalThis.kept.map((s) => [s.path, s.firstMessage, s.allMessagesText]) });
+	})();
+\`, { eval: true, workerData: { implPath, dir, bigDir, mode } });
+const digest = (list) => list.map(([p, first, all]) => [path.basename(p), first.length, all.length, crypto.createHash("sha256").update(first + "\\\\0" + all).digest("hex").slice(0, 12)]);
+const once = (w) => new Promise((resolve, reject) => { w.once("message", resolve); w.once("error", reject); });
+(async () => {
+	const { pathToFileURL } = require("url");
+	const ns = await import(pathToFileURL(implPath).href);
+	const SM = ns.SessionManager || ns.default.SessionManager;
+	// A worker lists and ends while its texts are alive; another ends mid-scan.
+	const a = worker("lists");
+	const fromWorker = (await once(a)).list;
+	await a.terminate();
+	const b = worker("terminated mid-scan");
+	await once(b);
+	await b.terminate();
+	await new Promise((r) => setTimeout(r, 300));
+	globalThis.gc?.();
+	const mine = (await SM.list("/fixed/listing-project", dir)).map((s) => [s.path, s.firstMessage, s.allMessagesText]);
+	globalThis.gc?.();
+	const again = (await SM.list("/fixed/listing-project", dir)).map((s) => [s.path, s.firstMessage, s.allMessagesText]);
+	process.stdout.write(JSON.stringify({ worker: digest(fromWorker), main: digest(mine), again: digest(again) }) + "\\n");
+})().catch((e) => { process.stdout.write(JSON.stringify({ failed: String(e && e.stack || e) }) + "\\n"); process.exit(5); });
+`;
+
+test("worker threads: a listing in a worker that then ends, another ended mid-scan, then the main thread lists (texts of every form)", () => {
+	const runs = {};
+	for (const [side, impl] of [["reference", REFERENCE_FILE], ["ours", oursLoadedFrom]]) {
+		const dir = tempDir(`listing-worker-${side}`);
+		try {
+			const units = ["plain text ", "café ÿ ", "→ arrow — ", "🙂 smile ", "x"];
+			for (let i = 0; i < 60; i++) {
+				const unit = units[i % units.length];
+				const text = `${i} ${unit.repeat(50 + (i % 7) * 40)}`;
+				fs.writeFileSync(path.join(dir, `w-${String(i).padStart(3, "0")}.jsonl`), lines(headerLine(`w-${i}`, { cwd: CWD }), userLine(text, 1), assistantLine(`${text} reply`, 2)));
+				fs.utimesSync(path.join(dir, `w-${String(i).padStart(3, "0")}.jsonl`), MTIME(i), MTIME(i));
+			}
+			const bigDir = path.join(dir, "big");
+			writeManySessions(bigDir, 800, CWD, { textBytes: 20_000 });
+			const r = spawnSync(process.execPath, ["--expose-gc", "-e", WORKER_LISTER, impl, dir, bigDir], { encoding: "utf8", timeout: 120_000 });
+			runs[side] = { status: r.status, signal: r.signal, stdout: r.stdout.trim().replaceAll(dir, "<DIR>"), stderr: r.stderr.trim().slice(0, 500) };
+		} finally {
+			fs.rmSync(dir, { recursive: true, force: true });
+		}
+	}
+	assert.equal(runs.reference.status, 0, `the reference's child failed: ${JSON.stringify(runs.reference)}`);
+	const ref = JSON.parse(runs.reference.stdout);
+	assert.equal(ref.worker.length, 60);
+	assert.deepEqual(ref.main, ref.worker);
+	assert.deepEqual(
+		{ status: runs.ours.status, signal: runs.ours.signal, stdout: runs.ours.stdout },
+		{ status: runs.reference.status, signal: runs.reference.signal, stdout: runs.reference.stdout },
+		`ours differs from the reference (ours' stderr: ${runs.ours.stderr})`,
+	);
+});
+
 // --- the event loop during a big listing ----------------------------------------------------
 
 test("event loop: timers keep firing while ours lists 3,000 sessions (~150 MB)", async () => {
