@@ -786,7 +786,8 @@ impl Text {
             return Text::Plain(text);
         }
         if mem::is_ascii(text.as_bytes()) {
-            return Text::Latin1(text.into_bytes());
+            let len = text.len();
+            return Text::Latin1(fitted(text.into_bytes(), len));
         }
         // Both conversions write at most one unit per byte of UTF-8.
         if mem::is_str_latin1(&text) {
@@ -801,7 +802,8 @@ impl Text {
 }
 
 /// `units` cut to its first `len`, its memory given back where much is left
-/// over (text in scripts of three UTF-8 bytes a character).
+/// over (a text grown by doubling; text in scripts of three UTF-8 bytes a
+/// character).
 fn fitted<T>(mut units: Vec<T>, len: usize) -> Vec<T> {
     units.truncate(len);
     if units.capacity() - len > len / 4 {
@@ -893,8 +895,18 @@ unsafe fn external_text<T>(
     }
     // On failure Node may still hold the characters (it frees them when the
     // environment ends): copy them rather than take them back.
+    // SAFETY: nothing freed them.
+    copied_text(unsafe { std::slice::from_raw_parts(ptr, len) }, copy)
+}
+
+/// A string copied from `chars` by `copy`.
+fn copied_text<T>(
+    chars: &[T],
+    copy: impl FnOnce(*const T, usize, *mut sys::napi_value) -> sys::napi_status,
+) -> Result<sys::napi_value> {
+    let mut result = std::ptr::null_mut();
     check_status!(
-        copy(ptr, len, &mut result),
+        copy(chars.as_ptr(), chars.len(), &mut result),
         "Failed to create a listing text"
     )?;
     Ok(result)
@@ -902,22 +914,29 @@ unsafe fn external_text<T>(
 
 impl ToNapiValue for Text {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        // SAFETY: `Text::new` chose an external form only where the functions exist.
+        let latin1 = |p: *const u8, n: usize, r: *mut sys::napi_value| {
+            // SAFETY: `p` points to `n` valid bytes (nothing freed them).
+            unsafe { sys::napi_create_string_latin1(env, p.cast(), n as isize, r) }
+        };
+        let utf16 = |p: *const u16, n: usize, r: *mut sys::napi_value| {
+            // SAFETY: as above, `n` UTF-16 units.
+            unsafe { sys::napi_create_string_utf16(env, p, n as isize, r) }
+        };
+        // `Text::new` chose an external form only where the functions exist;
+        // without them (not reached) the characters are copied.
+        let api = external_strings();
+        // SAFETY: napi calls on the caller's env.
         unsafe {
-            match (val, external_strings()) {
-                // SAFETY (copies): `p` is still valid, as nothing freed it.
-                (Text::Latin1(chars), Some(api)) => {
-                    external_text(env, api.latin1, chars, |p, n, r| {
-                        sys::napi_create_string_latin1(env, p.cast(), n as isize, r)
-                    })
-                }
-                (Text::Utf16(chars), Some(api)) => {
-                    external_text(env, api.utf16, chars, |p, n, r| {
-                        sys::napi_create_string_utf16(env, p, n as isize, r)
-                    })
-                }
-                (Text::Plain(text), _) => String::to_napi_value(env, text),
-                (_, None) => unreachable!("external texts without external strings"),
+            match val {
+                Text::Plain(text) => String::to_napi_value(env, text),
+                Text::Latin1(chars) => match api {
+                    Some(api) => external_text(env, api.latin1, chars, latin1),
+                    None => copied_text(&chars, latin1),
+                },
+                Text::Utf16(chars) => match api {
+                    Some(api) => external_text(env, api.utf16, chars, utf16),
+                    None => copied_text(&chars, utf16),
+                },
             }
         }
     }
