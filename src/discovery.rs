@@ -173,28 +173,89 @@ pub struct WithId {
 /// in that order (renamed or copied) still comes first, as in the
 /// reference, but the files after it cannot.
 pub fn files_with_id(dir: &Path, id: &str, whole: bool) -> std::io::Result<WithId> {
-    let names = session_names(dir)?;
     let folder = Folder::open(dir)?;
-    let mut examined = names.len();
-    if !whole {
-        let suffix = format!("_{id}.jsonl");
-        if let Some(named) = names.iter().position(|name| {
-            name.as_encoded_bytes().ends_with(suffix.as_bytes())
-                && folder.header_with_id(name, id).is_some()
-        }) {
-            examined = named + 1;
+    let suffix = format!("_{id}.jsonl");
+    let (send, receive) = std::sync::mpsc::channel::<OsString>();
+    let receive = std::sync::Mutex::new(receive);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads())
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut found = Vec::new();
+                    loop {
+                        let next = receive.lock().ok().and_then(|r| r.recv().ok());
+                        let Some(name) = next else { return found };
+                        if let Some(line) = folder.header_with_id(&name, id) {
+                            found.push((name, line));
+                        }
+                    }
+                })
+            })
+            .collect();
+        // The folder is listed here while the workers read: every name at
+        // once for the whole folder; else, once the first file (in name
+        // order) named for the id and holding it is known, the names before
+        // it. Names seen before that wait; names after it are not read.
+        let mut named: Option<(OsString, Vec<u8>)> = None;
+        let mut waiting: Vec<OsString> = Vec::new();
+        // The last name in name order: whether any file came after the named one.
+        let mut last: Option<OsString> = None;
+        for entry in fs::read_dir(dir)? {
+            let name = entry?.file_name();
+            if !name.as_encoded_bytes().ends_with(b".jsonl") {
+                continue;
+            }
+            if last.as_ref().is_none_or(|l| name > *l) {
+                last = Some(name.clone());
+            }
+            if whole {
+                let _ = send.send(name);
+                continue;
+            }
+            let before_named = named.as_ref().is_none_or(|(n, _)| name < *n);
+            if before_named && name.as_encoded_bytes().ends_with(suffix.as_bytes()) {
+                if let Some(line) = folder.header_with_id(&name, id) {
+                    waiting.retain(|w| {
+                        if *w < name {
+                            let _ = send.send(w.clone());
+                        }
+                        false
+                    });
+                    named = Some((name, line));
+                    continue;
+                }
+            }
+            match &named {
+                None => waiting.push(name),
+                Some((n, _)) if name < *n => {
+                    let _ = send.send(name);
+                }
+                Some(_) => {}
+            }
         }
-    }
-    let found = parallel_map(&names[..examined], threads(), |name| {
-        folder.header_with_id(name, id)
-    });
-    Ok(WithId {
-        files: names
-            .iter()
-            .zip(found)
-            .filter_map(|(name, line)| line.map(|l| (dir.join(name), l)))
-            .collect(),
-        complete: examined == names.len(),
+        for name in waiting {
+            let _ = send.send(name);
+        }
+        drop(send);
+        let mut files: Vec<(OsString, Vec<u8>)> = workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+            .collect();
+        let complete = named.as_ref().is_none_or(|(n, _)| last.as_ref() == Some(n));
+        if let Some((n, line)) = named {
+            // A name read before a smaller one named for the id turned up.
+            files.retain(|(name, _)| *name < n);
+            files.push((n, line));
+        }
+        // `readdirSync` order: libuv sorts the names by their bytes.
+        files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        Ok(WithId {
+            files: files
+                .into_iter()
+                .map(|(name, line)| (dir.join(name), line))
+                .collect(),
+            complete,
+        })
     })
 }
 
