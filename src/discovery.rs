@@ -355,6 +355,69 @@ mod tests {
     use super::*;
 
     #[test]
+    fn files_with_id_agrees_with_reading_in_name_order() {
+        // Random names, some named for the id, some holding it: whatever order
+        // the folder lists them in (a hash order on ext4, unrelated to the
+        // names' order), the result is the sorted names up to the first file
+        // named for the id and holding it, those whose header has the id; all
+        // of them where no named file holds it.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..40 {
+            let dir = std::env::temp_dir().join(format!("pisn-disc-{}", uuid::Uuid::new_v4()));
+            fs::create_dir_all(&dir).unwrap();
+            let mut files: Vec<(String, bool)> = Vec::new();
+            for k in 0..(5 + next() % 20) {
+                let named = next() % 3 == 0;
+                let name = format!(
+                    "{:04x}-{k}{}.jsonl",
+                    next() % 0x1_0000,
+                    if named { "_one" } else { "" }
+                );
+                let holds = next() % 5 < 3;
+                let header = format!(
+                    "{{\"type\":\"session\",\"id\":\"{}\"}}\n",
+                    if holds { "one" } else { "two" }
+                );
+                fs::write(dir.join(&name), header).unwrap();
+                files.push((name, holds));
+            }
+            fs::write(
+                dir.join("notes.txt"),
+                "{\"type\":\"session\",\"id\":\"one\"}\n",
+            )
+            .unwrap();
+            files.sort_unstable();
+            let stop = files
+                .iter()
+                .position(|(n, holds)| *holds && n.ends_with("_one.jsonl"));
+            let upto = stop.map_or(files.len(), |s| s + 1);
+            let expected: Vec<&str> = files[..upto]
+                .iter()
+                .filter(|f| f.1)
+                .map(|f| f.0.as_str())
+                .collect();
+            let found = files_with_id(&dir, "one", false).unwrap();
+            let got: Vec<String> = found
+                .files
+                .iter()
+                .map(|(p, _)| p.file_name().unwrap().to_string_lossy().into_owned())
+                .collect();
+            assert_eq!(got, expected, "round {round}: {files:?}");
+            assert_eq!(found.complete, upto == files.len(), "round {round}");
+            let whole = files_with_id(&dir, "one", true).unwrap();
+            assert_eq!(whole.files.len(), files.iter().filter(|f| f.1).count());
+            assert!(whole.complete);
+            fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
+    #[test]
     fn header_with_id_reads_ids_however_spelled() {
         let dir = std::env::temp_dir().join(format!("pisn-disc-{}", uuid::Uuid::new_v4()));
         fs::create_dir_all(&dir).unwrap();
