@@ -314,22 +314,24 @@ fn read_facts(line: &[u8]) -> Result<Option<LineFacts<'_>>, SyntaxError> {
     Ok(Some(facts))
 }
 
-/// The string value at `text`, as the reference sees it: it decodes the line
+/// The string value at `text` (the span of a value), or `None` for another kind
+/// of value.
+fn string_at(text: &[u8]) -> Option<Vec<u8>> {
+    string_here(&mut Cursor::new(text)).ok()
+}
+
+/// The string at the cursor, as the reference sees it: it decodes the line
 /// with replacement characters before parsing. Only the strings kept are
 /// checked, not whole lines: replacing bytes never moves a quote, backslash or
 /// other ASCII byte, so the rest of the line parses the same either way.
-fn string_at(text: &[u8]) -> Option<Vec<u8>> {
-    if std::str::from_utf8(text).is_err() {
-        return string_in_utf8(&json::decode_lossy(text));
+fn string_here(cur: &mut Cursor) -> Result<Vec<u8>, SyntaxError> {
+    let start = cur.i;
+    let text = json::parse_string(cur)?;
+    let raw = &cur.s[start..cur.i];
+    if std::str::from_utf8(raw).is_ok() {
+        return Ok(text);
     }
-    string_in_utf8(text)
-}
-
-fn string_in_utf8(text: &[u8]) -> Option<Vec<u8>> {
-    let mut cur = Cursor::new(text);
-    (cur.peek() == Some(b'"'))
-        .then(|| json::parse_string(&mut cur).ok())
-        .flatten()
+    json::parse_string(&mut Cursor::new(&json::decode_lossy(raw)))
 }
 
 fn value_at(text: &[u8]) -> JsValue {
@@ -412,18 +414,6 @@ fn content_text(cur: &mut Cursor) -> Result<Result<Vec<u8>, Throws>, SyntaxError
     }
 }
 
-/// The string at the cursor as `string_at` reads it, in one pass over it.
-fn string_here(cur: &mut Cursor) -> Result<Vec<u8>, SyntaxError> {
-    let start = cur.i;
-    let text = json::parse_string(cur)?;
-    let raw = &cur.s[start..cur.i];
-    Ok(if std::str::from_utf8(raw).is_ok() {
-        text
-    } else {
-        string_at(raw).ok_or(SyntaxError)?
-    })
-}
-
 /// The summary of a file fed line by line; it can stop at any line end and
 /// continue later with what was appended.
 #[derive(Debug, Clone, Default)]
@@ -493,7 +483,7 @@ impl Summarizer {
         if self.rejected || line.is_empty() {
             return;
         }
-        // Not checked for UTF-8 here: see `string_at`.
+        // Not checked for UTF-8 here: see `string_here`.
         let Ok(Some(facts)) = read_facts(line) else {
             return;
         };
