@@ -83,9 +83,8 @@ impl<'a> Folder<'a> {
                 }
                 match crate::entry::read_line(line) {
                     LineRead::Entry(meta) => {
-                        return (meta.kind == Kind::Session && meta.id_is_string)
-                            .then(|| line.to_vec())
-                            .filter(|line| header_has_id(line, id));
+                        return (meta.kind == Kind::Session && meta_has_id(&meta, id))
+                            .then(|| line.to_vec());
                     }
                     // A first line that does not parse: the header may follow.
                     LineRead::Skipped => {}
@@ -152,9 +151,13 @@ fn discovery_header(path: &Path) -> Option<Vec<u8>> {
 
 fn header_has_id(line: &[u8], id: &str) -> bool {
     match crate::entry::read_line(line) {
-        LineRead::Entry(header) => header.id_is_string && &*header.id == id,
+        LineRead::Entry(header) => meta_has_id(&header, id),
         LineRead::Skipped => false,
     }
+}
+
+fn meta_has_id(meta: &crate::entry::EntryMeta, id: &str) -> bool {
+    meta.id_is_string && &*meta.id == id
 }
 
 /// Files of a folder whose header id is the one asked for, in `readdirSync` order.
