@@ -233,9 +233,7 @@ impl CacheEntry {
             },
         ))
     }
-}
 
-impl CacheEntry {
     fn result(&self) -> Option<SessionSummary> {
         match &self.unterminated {
             Some(result) => result.clone(),
