@@ -314,8 +314,8 @@ export function oddCases(cwd) {
 	longText("bmp", "→ arrow — ", 150);
 	longText("astral", "🙂 smile ", 150);
 	longText("mixed", "a é → 🙂 ", 200);
-	// "b" + 1022 or 1023 characters (one of them 2 bytes in UTF-8) and "b": first
-	// message 1023 and 1024 bytes.
+	// First messages of 1022 and 1023 characters, one of them 2 bytes in UTF-8:
+	// 1023 and 1024 bytes.
 	add("long-text-1023-bytes.jsonl", lines(H("long-text-1023-bytes"), um(`b${"é"}${"x".repeat(1019)}b`)));
 	add("long-text-1024-bytes.jsonl", lines(H("long-text-1024-bytes"), um(`b${"é"}${"x".repeat(1020)}b`)));
 	add("long-text-lone-surrogate.jsonl", lines(H("long-text-lone-surrogate"), rawMessageLine(`{"role":"user","content":"${"s".repeat(1500)} \\ud800 lone"}`)));
