@@ -3,7 +3,7 @@
 // context (the path, the compaction cut, the latest edit of each entry, where
 // the model and thinking level come from) is planned in Rust
 // (src/index.rs `context_plan`); this file only builds the message objects.
-const native = require('../binding.js');
+const native = require('./native.js');
 const { call } = require('./errors.js');
 const { keyOf, metaOf } = require('./keys.js');
 

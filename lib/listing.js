@@ -5,7 +5,7 @@
 const fs = require('fs');
 const fsp = require('fs/promises');
 const path = require('path');
-const native = require('../binding.js');
+const native = require('./native.js');
 const paths = require('./paths.js');
 
 // The reference loads session infos ten at a time (see loadInfos).

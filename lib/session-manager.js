@@ -5,7 +5,7 @@
 // holds as in the reference, and the objects callers append are their own.
 const fs = require('fs');
 const path = require('path');
-const native = require('../binding.js');
+const native = require('./native.js');
 const { call, translate } = require('./errors.js');
 const { keyOf, valueOfKey, metaOf } = require('./keys.js');
 const paths = require('./paths.js');

@@ -1,0 +1,91 @@
+#!/usr/bin/env node
+// `npm run pack-all`: the tarballs a release publishes, for the targets whose addon is
+// built here, written to pack/ (and nothing else there):
+//   - pi-session-native-<platform>-<version>.tgz for each npm/<platform> whose
+//     pi-session-native.<platform>.node is at the repository root (the build writes the
+//     host's; CI's artifacts would put the others there);
+//   - pi-session-native-<version>.tgz, the main package: the files `npm publish` takes
+//     from the root, with the optionalDependencies that `napi prepublish` writes into
+//     package.json at publish time (every platform package of npm/, same version).
+// Each package is packed from a staging copy, so the working tree is left as it was.
+//
+//   node scripts/pack-all.mjs            build (release), then pack
+//   node scripts/pack-all.mjs --no-build pack what was built last
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const PACK_DIR = path.join(ROOT, "pack");
+const NPM = process.platform === "win32" ? "npm.cmd" : "npm";
+
+const run = (args, cwd) => execFileSync(NPM, args, { cwd, encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+
+/** The platform packages under npm/, checked against the targets in package.json. */
+export function platformPackages(root = ROOT) {
+  const rootJson = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
+  const dirs = fs.readdirSync(path.join(root, "npm")).sort();
+  const packages = dirs.map((dir) => {
+    const json = JSON.parse(fs.readFileSync(path.join(root, "npm", dir, "package.json"), "utf8"));
+    const binary = `${rootJson.napi.binaryName}.${dir}.node`;
+    if (json.name !== `${rootJson.name}-${dir}`) throw new Error(`npm/${dir}: package name ${json.name}, expected ${rootJson.name}-${dir}`);
+    if (json.version !== rootJson.version) throw new Error(`npm/${dir}: version ${json.version}, expected ${rootJson.version} (napi version syncs them)`);
+    if (json.main !== binary) throw new Error(`npm/${dir}: main ${json.main}, expected ${binary}`);
+    return { dir, name: json.name, binary };
+  });
+  if (packages.length !== rootJson.napi.targets.length) {
+    throw new Error(`npm/ has ${packages.length} platform packages for ${rootJson.napi.targets.length} targets: run napi create-npm-dirs`);
+  }
+  return { rootJson, packages };
+}
+
+/** Copies the files `npm pack` would take from `from` into a fresh staging folder. */
+function stage(from, name) {
+  const listing = JSON.parse(run(["pack", "--dry-run", "--json", "--ignore-scripts"], from));
+  const staging = fs.mkdtempSync(path.join(os.tmpdir(), `pack-${name}-`));
+  for (const { path: file } of listing[0].files) {
+    fs.mkdirSync(path.dirname(path.join(staging, file)), { recursive: true });
+    fs.copyFileSync(path.join(from, file), path.join(staging, file));
+  }
+  return staging;
+}
+
+function pack(staging) {
+  const [result] = JSON.parse(run(["pack", "--json", "--ignore-scripts", "--pack-destination", PACK_DIR], staging));
+  fs.rmSync(staging, { recursive: true, force: true });
+  console.log(`  pack/${result.filename}  ${result.entryCount} files, ${(result.size / 1024).toFixed(0)} KiB`);
+  return path.join(PACK_DIR, result.filename);
+}
+
+function main() {
+  if (!process.argv.includes("--no-build")) {
+    execFileSync(NPM, ["run", "build"], { cwd: ROOT, stdio: "inherit" });
+  }
+  const { rootJson, packages } = platformPackages();
+  const built = packages.filter((p) => fs.existsSync(path.join(ROOT, p.binary)));
+  if (built.length === 0) throw new Error(`no ${rootJson.napi.binaryName}.<platform>.node at ${ROOT}: build first`);
+
+  fs.rmSync(PACK_DIR, { recursive: true, force: true });
+  fs.mkdirSync(PACK_DIR);
+  console.log(`pack-all: ${built.length} of ${packages.length} platform packages built here (${built.map((p) => p.dir).join(", ")})`);
+
+  for (const p of built) {
+    const source = path.join(ROOT, "npm", p.dir);
+    const staging = stage(source, p.dir);
+    fs.copyFileSync(path.join(ROOT, p.binary), path.join(staging, p.binary));
+    pack(staging);
+  }
+
+  const staging = stage(ROOT, rootJson.name);
+  const json = JSON.parse(fs.readFileSync(path.join(staging, "package.json"), "utf8"));
+  json.optionalDependencies = Object.fromEntries(packages.map((p) => [p.name, rootJson.version]));
+  fs.writeFileSync(path.join(staging, "package.json"), `${JSON.stringify(json, null, 2)}\n`);
+  const staged = fs.readdirSync(staging, { recursive: true });
+  const binaries = staged.filter((f) => f.endsWith(".node"));
+  if (binaries.length) throw new Error(`the main package would ship binaries: ${binaries.join(", ")}`);
+  pack(staging);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
