@@ -627,7 +627,7 @@ test("SessionManager.forkFrom", async () => {
 test("createBranchedSession and forkFrom over lines copied as they are and rewritten", async () => {
 	const t = (n) => `"2024-01-01T00:00:0${n}.000Z"`;
 	const lines = [
-		`{"type":"session","version":3,"id":"mixed","timestamp":${t(0)},"cwd":"/work/mixed"}`,
+		`{"type":"session","version":3,"id":"mixed","timestamp":${t(0)},"cwd":"/home/user/mixed"}`,
 		`{"type":"message","id":"a1","parentId":null,"timestamp":${t(1)},"message":{"role":"user","content":"hi","timestamp":1}}`,
 		`{ "type": "message", "id": "a2", "parentId": "a1", "timestamp": ${t(2)}, "message": {"role":"assistant","content":[{"type":"text","text":"caf\\u00e9 \\/"}]} }`,
 		`{"type":"label","id":"l1","parentId":"a2","timestamp":${t(3)},"targetId":"a1","label":"start"}`,

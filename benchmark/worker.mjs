@@ -86,8 +86,9 @@ function contextCheck(ctx) {
   };
 }
 
+// parentSession by file name: the results are committed and must not hold this machine's paths
 function headerCheck(h) {
-  return h ? { type: h.type, version: h.version, cwd: h.cwd, parentSession: h.parentSession } : null;
+  return h ? { type: h.type, version: h.version, cwd: h.cwd, parentSession: h.parentSession && basename(h.parentSession) } : null;
 }
 
 function treeCheck(roots) {
