@@ -134,14 +134,8 @@ function scan(dirs, onProgress, signal) {
       handle.cancel();
       reject(signal.reason);
     };
-    const handle = native.scanUsage(dirs, typeof onProgress === 'function', (error, event) => {
+    const handle = native.scanUsage(dirs, typeof onProgress === 'function', (event) => {
       if (settled) return;
-      if (error) {
-        settled = true;
-        signal?.removeEventListener('abort', onAbort);
-        reject(error);
-        return;
-      }
       if (!event.done) {
         try {
           onProgress(event.loaded, event.total);
