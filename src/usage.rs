@@ -378,7 +378,8 @@ pub enum MessageSpans {
         role: Option<Vec<u8>>,
         fields: EntrySpans,
         response_model: Option<(usize, usize)>,
-        content: Option<(usize, usize)>,
+        /// `toolCall` blocks of the content, read in the same pass.
+        tool_calls: Result<u64, Thrown>,
     },
 }
 
@@ -417,7 +418,7 @@ fn read_account_message(cur: &mut Cursor) -> Result<MessageSpans, SyntaxError> {
             let mut role = None;
             let mut fields = EntrySpans::default();
             let mut response_model = None;
-            let mut content = None;
+            let mut tool_calls = Ok(0);
             for_each_member(cur, |key, cur| {
                 if visit_field(key, cur, &mut fields)? {
                     return Ok(());
@@ -430,13 +431,15 @@ fn read_account_message(cur: &mut Cursor) -> Result<MessageSpans, SyntaxError> {
                         return Ok(());
                     }
                     b"role" => role = None,
+                    b"content" => {
+                        tool_calls = count_tool_calls(cur)?;
+                        return Ok(());
+                    }
                     _ => {}
                 }
                 cur.skip_value()?;
-                match key {
-                    b"responseModel" => response_model = Some((start, cur.i)),
-                    b"content" => content = Some((start, cur.i)),
-                    _ => {}
+                if key == b"responseModel" {
+                    response_model = Some((start, cur.i));
                 }
                 Ok(())
             })?;
@@ -444,7 +447,7 @@ fn read_account_message(cur: &mut Cursor) -> Result<MessageSpans, SyntaxError> {
                 role,
                 fields,
                 response_model,
-                content,
+                tool_calls,
             })
         }
         Some(b'n') => {
@@ -505,15 +508,15 @@ pub const TOOLS_KEY: &[u8] = b"Tools/summaries";
 
 /// Counts `toolCall` blocks of an assistant's content array; a `null` block
 /// throws (`null.type`).
-fn count_tool_calls(content: &[u8]) -> Result<u64, Thrown> {
-    let mut cur = Cursor::new(content);
+fn count_tool_calls(cur: &mut Cursor) -> Result<Result<u64, Thrown>, SyntaxError> {
     cur.skip_ws();
     if cur.peek() != Some(b'[') {
-        return Ok(0);
+        cur.skip_value()?;
+        return Ok(Ok(0));
     }
     let mut count = 0;
     let mut null_block = false;
-    let _ = for_each_element(&mut cur, |cur| {
+    for_each_element(cur, |cur| {
         match cur.peek() {
             Some(b'n') => {
                 null_block = true;
@@ -539,11 +542,11 @@ fn count_tool_calls(content: &[u8]) -> Result<u64, Thrown> {
             _ => cur.skip_value()?,
         }
         Ok(())
-    });
+    })?;
     if null_block {
-        return Err(Thrown::type_error(read_error("null", "type")));
+        return Ok(Err(Thrown::type_error(read_error("null", "type"))));
     }
-    Ok(count)
+    Ok(Ok(count))
 }
 
 /// The numbers of `AgentSession.getSessionStats()` (without `contextUsage`).
@@ -575,6 +578,87 @@ pub struct Accounting {
     pub header: Option<Vec<u8>>,
 }
 
+/// What pi's two loops need of one entry, read from its line: both loops can
+/// then run over entries read on several threads, in file order.
+#[derive(Debug)]
+pub enum Event {
+    /// Entries neither loop counts (headers among them).
+    Other,
+    Usage {
+        usage: Result<Usage, Thrown>,
+        key: Result<Vec<u8>, Thrown>,
+    },
+    /// A compaction or branch summary.
+    Summary {
+        usage: Result<Usage, Thrown>,
+    },
+    /// `entry.message` is null or undefined.
+    NullishMessage(&'static str),
+    /// A message whose role neither loop reads (or that is not an object).
+    Message,
+    User,
+    Assistant {
+        tool_calls: Result<u64, Thrown>,
+        usage: Result<Usage, Thrown>,
+        key: Result<Vec<u8>, Thrown>,
+    },
+    ToolResult {
+        usage: Result<Usage, Thrown>,
+    },
+}
+
+/// The event of a kept line; `None` for a line the reference skips.
+pub fn line_event(line: &[u8]) -> Option<Event> {
+    let facts = read_account_line(line)?;
+    let key = |fields: &EntrySpans, model: Option<(usize, usize)>| -> Result<Vec<u8>, Thrown> {
+        let provider = operand_at(line, fields.provider)?;
+        let mut m = match model {
+            Some(span) => operand_at(line, Some(span))?,
+            None => Operand::Undefined,
+        };
+        if m.is_nullish() {
+            m = operand_at(line, fields.model)?;
+        }
+        Ok(model_key(&provider, &m))
+    };
+    Some(match facts.entry_type.as_deref() {
+        Some(b"usage") => Event::Usage {
+            usage: usage_at(line, facts.fields.usage),
+            key: key(&facts.fields, None),
+        },
+        Some(b"branch_summary" | b"compaction") => Event::Summary {
+            usage: usage_at(line, facts.fields.usage),
+        },
+        Some(b"message") => match &facts.message {
+            MessageSpans::Missing => Event::NullishMessage("undefined"),
+            MessageSpans::Null => Event::NullishMessage("null"),
+            MessageSpans::NotObject => Event::Message,
+            MessageSpans::Object {
+                role,
+                fields,
+                response_model,
+                tool_calls,
+            } => match role.as_deref() {
+                Some(b"user") => Event::User,
+                Some(b"toolResult") => Event::ToolResult {
+                    usage: usage_at(line, fields.usage),
+                },
+                Some(b"assistant") => Event::Assistant {
+                    tool_calls: tool_calls.clone(),
+                    usage: usage_at(line, fields.usage),
+                    key: key(fields, *response_model),
+                },
+                _ => Event::Message,
+            },
+        },
+        _ => Event::Other,
+    })
+}
+
+fn nullish_message(kind: &'static str) -> Thrown {
+    Thrown::type_error(read_error(kind, "role"))
+}
+
 impl Accounting {
     /// Feeds one physical line (split on `\n` only, as `loadEntriesFromFile`
     /// splits). The first kept line is the header and is not an entry.
@@ -590,141 +674,100 @@ impl Accounting {
 
     /// Feeds one entry's JSON text (`getEntries()` leaves out headers).
     pub fn feed_entry(&mut self, line: &[u8]) {
-        let Some(facts) = read_account_line(line) else {
-            return;
+        let is_header = |line: &[u8]| {
+            read_account_line(line).is_some_and(|f| f.entry_type.as_deref() == Some(b"session"))
         };
-        if facts.entry_type.as_deref() == Some(b"session") {
-            return;
+        if let Some(event) = line_event(line) {
+            if matches!(event, Event::Other) && is_header(line) {
+                return;
+            }
+            self.apply(&event);
         }
+    }
+
+    /// Runs both loops one entry on.
+    pub fn apply(&mut self, event: &Event) {
         if self.stats_thrown.is_none() {
-            if let Err(t) = self.stats_line(line, &facts) {
+            if let Err(t) = self.stats_step(event) {
                 self.stats_thrown = Some(t);
             }
         }
         if self.breakdown_thrown.is_none() {
-            if let Err(t) = self.breakdown_line(line, &facts) {
+            if let Err(t) = self.breakdown_step(event) {
                 self.breakdown_thrown = Some(t);
             }
         }
     }
 
-    fn stats_line(&mut self, line: &[u8], facts: &AccountLine) -> Result<(), Thrown> {
+    fn stats_step(&mut self, event: &Event) -> Result<(), Thrown> {
         let stats = &mut self.stats;
-        let entry_type = facts.entry_type.as_deref();
-        match entry_type {
-            Some(b"usage") => stats.totals.add(&usage_at(line, facts.fields.usage)?)?,
-            Some(b"branch_summary" | b"compaction") => {
-                let usage = usage_at(line, facts.fields.usage)?;
+        match event {
+            Event::Other => {}
+            Event::Usage { usage, .. } => {
+                stats.totals.add(usage.as_ref().map_err(Clone::clone)?)?
+            }
+            Event::Summary { usage } => {
+                let usage = usage.as_ref().map_err(Clone::clone)?;
                 if usage.truthy {
-                    stats.totals.add(&usage)?;
+                    stats.totals.add(usage)?;
                 }
             }
-            _ => {}
-        }
-        if entry_type != Some(b"message") {
-            return Ok(());
-        }
-        stats.total_messages += 1;
-        let (role, fields, content) = match &facts.message {
-            MessageSpans::Missing => {
-                return Err(Thrown::type_error(read_error("undefined", "role")))
+            Event::NullishMessage(kind) => {
+                stats.total_messages += 1;
+                return Err(nullish_message(kind));
             }
-            MessageSpans::Null => return Err(Thrown::type_error(read_error("null", "role"))),
-            MessageSpans::NotObject => return Ok(()),
-            MessageSpans::Object {
-                role,
-                fields,
-                content,
-                ..
-            } => (role.as_deref(), fields, content),
-        };
-        match role {
-            Some(b"user") => stats.user_messages += 1,
-            Some(b"toolResult") => {
+            Event::Message => stats.total_messages += 1,
+            Event::User => {
+                stats.total_messages += 1;
+                stats.user_messages += 1;
+            }
+            Event::ToolResult { usage } => {
+                stats.total_messages += 1;
                 stats.tool_results += 1;
-                let usage = usage_at(line, fields.usage)?;
+                let usage = usage.as_ref().map_err(Clone::clone)?;
                 if usage.truthy {
-                    stats.totals.add(&usage)?;
+                    stats.totals.add(usage)?;
                 }
             }
-            Some(b"assistant") => {
+            Event::Assistant {
+                tool_calls, usage, ..
+            } => {
+                stats.total_messages += 1;
                 stats.assistant_messages += 1;
-                if let Some((s, e)) = *content {
-                    stats.tool_calls += count_tool_calls(&line[s..e])?;
-                }
-                stats.totals.add(&usage_at(line, fields.usage)?)?;
+                stats.tool_calls += tool_calls.as_ref().map_err(Clone::clone)?;
+                stats.totals.add(usage.as_ref().map_err(Clone::clone)?)?;
             }
-            _ => {}
         }
         Ok(())
     }
 
-    fn breakdown_line(&mut self, line: &[u8], facts: &AccountLine) -> Result<(), Thrown> {
-        let entry_type = facts.entry_type.as_deref();
-        let message = if entry_type == Some(b"message") {
-            match &facts.message {
-                MessageSpans::Missing => {
-                    return Err(Thrown::type_error(read_error("undefined", "role")))
-                }
-                MessageSpans::Null => return Err(Thrown::type_error(read_error("null", "role"))),
-                MessageSpans::NotObject => None,
-                MessageSpans::Object {
-                    role,
-                    fields,
-                    response_model,
-                    ..
-                } => Some((role.as_deref(), fields, response_model)),
+    fn breakdown_step(&mut self, event: &Event) -> Result<(), Thrown> {
+        let (key, usage) = match event {
+            Event::NullishMessage(kind) => return Err(nullish_message(kind)),
+            Event::Assistant { key, usage, .. } | Event::Usage { key, usage } => {
+                let key = key.as_ref().map_err(Clone::clone)?;
+                (key.as_slice(), usage.as_ref().map_err(Clone::clone)?)
             }
-        } else {
-            None
-        };
-        let (key, usage) = match (entry_type, message) {
-            (_, Some((Some(b"assistant"), fields, response_model))) => {
-                let provider = operand_at(line, fields.provider)?;
-                let mut model = operand_at(line, *response_model)?;
-                if model.is_nullish() {
-                    model = operand_at(line, fields.model)?;
-                }
-                (model_key(&provider, &model), usage_at(line, fields.usage)?)
-            }
-            (Some(b"usage"), _) => {
-                let provider = operand_at(line, facts.fields.provider)?;
-                let model = operand_at(line, facts.fields.model)?;
-                (
-                    model_key(&provider, &model),
-                    usage_at(line, facts.fields.usage)?,
-                )
-            }
-            (_, Some((Some(b"toolResult"), fields, _))) => {
-                (TOOLS_KEY.to_vec(), usage_at(line, fields.usage)?)
-            }
-            (Some(b"branch_summary" | b"compaction"), _) => {
-                (TOOLS_KEY.to_vec(), usage_at(line, facts.fields.usage)?)
+            Event::ToolResult { usage } | Event::Summary { usage } => {
+                (TOOLS_KEY, usage.as_ref().map_err(Clone::clone)?)
             }
             _ => return Ok(()),
         };
         if !usage.truthy {
             return Ok(());
         }
-        let row = match self.breakdown.iter_mut().position(|r| r.key == key) {
-            Some(i) => &mut self.breakdown[i],
+        let row = match self.breakdown.iter().position(|r| r.key == key) {
+            Some(i) => i,
             None => {
                 self.breakdown.push(BreakdownRow {
-                    key,
+                    key: key.to_vec(),
                     totals: Totals::default(),
                 });
-                self.breakdown
-                    .last_mut()
-                    .unwrap_or_else(|| unreachable_row())
+                self.breakdown.len() - 1
             }
         };
-        row.totals.add(&usage)
+        self.breakdown[row].totals.add(usage)
     }
-}
-
-#[cold]
-fn unreachable_row() -> &'static mut BreakdownRow {
-    panic!("a row was just pushed")
 }
 
 /// What one usage-bearing entry adds to a report: JSON numbers only.
@@ -924,10 +967,18 @@ pub fn report_record(
 /// Reads a whole session file for `getSessionStats`/`getUsageCostBreakdown`.
 /// `None` when the file is not a pi session (no header first).
 pub fn account_file(path: &std::path::Path) -> Result<Accounting, crate::store::IoFailure> {
-    let mut file = crate::store::open_read(path)?;
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let file = crate::store::open_read(path)?;
+    // The lines are read on several threads; the loops then run in file order.
+    let (events, _, _) =
+        crate::session::read_lines_parallel_in(&file, Some(256 << 10), line_event)?;
     let mut accounting = Accounting::default();
-    crate::store::for_each_line(&mut file, size, |_, line| accounting.feed_file_line(line))?;
+    let mut events = events.into_iter();
+    if let Some((offset, len, _)) = events.next() {
+        accounting.header = Some(crate::store::read_at(&file, offset, len)?);
+    }
+    for (_, _, event) in events {
+        accounting.apply(&event);
+    }
     Ok(accounting)
 }
 
