@@ -543,6 +543,9 @@ impl Summarizer {
                 return Err(Throws);
             }
             self.header = Some(String::from_utf8_lossy(line).into_owned());
+            if let Some(tally) = &mut self.tally {
+                tally.set_header(line);
+            }
             return Ok(());
         }
         if let Some(tally) = &mut self.tally {

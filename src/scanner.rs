@@ -579,7 +579,7 @@ fn summarize_stat(
             })
         }
         Refreshed::Read(c, result) => Ok(FileResult {
-            summary: result,
+            summary: result.map(|s| *s),
             mtime_ms,
             token: c.token,
             unchanged: false,
@@ -590,7 +590,7 @@ fn summarize_stat(
 /// A file's cache entry, as it was or just read (with the summary computed).
 enum Refreshed {
     Cached(Arc<CacheEntry>),
-    Read(Arc<CacheEntry>, Option<SessionSummary>),
+    Read(Arc<CacheEntry>, Option<Box<SessionSummary>>),
 }
 
 /// The accounting summary of one file (`None` for what is not a file), from
@@ -657,7 +657,7 @@ fn refresh(cache: &SummaryCache, path: &Path, stat: &FileStat) -> Result<Refresh
             token,
         },
     );
-    Ok(Refreshed::Read(entry, result))
+    Ok(Refreshed::Read(entry, result.map(Box::new)))
 }
 
 /// How a scan gets the status of its `i`th file (following symlinks).

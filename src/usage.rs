@@ -820,6 +820,8 @@ pub const SLOT_MS: f64 = 900_000.0;
 /// buckets first appear in the file.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct UsageTally {
+    /// The header's `cwd` as `SessionInfo.cwd` has it ("" if not a string).
+    pub cwd: String,
     pub keys: Vec<Vec<u8>>,
     pub buckets: Vec<Bucket>,
 }
@@ -856,7 +858,19 @@ impl UsageTally {
         }
     }
 
+    /// Starts the tally of a file with its header line.
+    pub fn set_header(&mut self, header: &[u8]) {
+        self.cwd = json::parse(&json::decode_lossy(header))
+            .ok()
+            .and_then(|h| {
+                h.get("cwd")
+                    .and_then(|c| c.as_str().map(|s| s.into_owned()))
+            })
+            .unwrap_or_default();
+    }
+
     pub fn encode(&self, out: &mut crate::scanner::Encoder) {
+        out.bytes(self.cwd.as_bytes());
         out.u64(self.keys.len() as u64);
         for key in &self.keys {
             out.bytes(key);
@@ -873,6 +887,7 @@ impl UsageTally {
     }
 
     pub fn decode(input: &mut crate::scanner::Decoder) -> Option<UsageTally> {
+        let cwd = input.string()?;
         let n = input.u64()?;
         let mut keys = Vec::new();
         for _ in 0..n {
@@ -902,7 +917,7 @@ impl UsageTally {
                 },
             });
         }
-        Some(UsageTally { keys, buckets })
+        Some(UsageTally { cwd, keys, buckets })
     }
 }
 

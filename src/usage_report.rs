@@ -248,17 +248,6 @@ pub struct Corpus {
     files: Vec<(String, String, CachedUsage)>,
 }
 
-/// The header's `cwd` as `SessionInfo.cwd` has it ("" if not a string).
-fn header_cwd(header: &str) -> String {
-    crate::json::parse(&crate::json::decode_lossy(header.as_bytes()))
-        .ok()
-        .and_then(|h| {
-            h.get("cwd")
-                .and_then(|c| c.as_str().map(|s| s.into_owned()))
-        })
-        .unwrap_or_default()
-}
-
 /// Reads the `.jsonl` files of `dirs` on `threads` threads through `cache`
 /// (only what was appended since the cache last saw a file), reporting
 /// `progress(done, total)` as files finish. Files the listing leaves out are
@@ -333,7 +322,7 @@ pub fn scan_corpus(
         files: found
             .into_iter()
             .filter_map(|(i, usage)| {
-                let cwd = header_cwd(usage.usage()?.0);
+                let cwd = usage.usage()?.1.cwd.clone();
                 Some((paths[i].to_string_lossy().into_owned(), cwd, usage))
             })
             .collect(),
