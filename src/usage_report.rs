@@ -433,6 +433,83 @@ mod tests {
     }
 
     #[test]
+    fn the_accounting_scan_reads_appends_and_survives_its_cache_file() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("pisn-usage-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let header = "{\"type\":\"session\",\"id\":\"s\",\"cwd\":\"/p\"}\n";
+        let usage = |cost: f64, time: &str| {
+            format!("{{\"type\":\"usage\",\"timestamp\":\"{time}\",\"provider\":\"a\",\"model\":\"m\",\"usage\":{{\"input\":1,\"output\":2,\"cacheRead\":0,\"cacheWrite\":0,\"cost\":{{\"total\":{cost}}}}}}}\n")
+        };
+        let file = dir.join("a.jsonl");
+        std::fs::write(
+            &file,
+            format!("{header}{}", usage(0.5, "2024-01-01T10:00:00.000Z")),
+        )
+        .unwrap();
+        // Left out, as the listing leaves it out: a null message.
+        std::fs::write(
+            dir.join("b.jsonl"),
+            format!(
+                "{header}{{\"type\":\"message\",\"message\":null}}\n{}",
+                usage(9.0, "2024-01-01T10:00:00.000Z")
+            ),
+        )
+        .unwrap();
+        let options = ReportOptions {
+            group_by: GroupBy::Day,
+            since: None,
+            until: None,
+            zone: TimeZone::UTC,
+        };
+        let cache = SummaryCache::for_accounting();
+        let cancel = AtomicBool::new(false);
+        let scan = |cache: &SummaryCache| {
+            scan_corpus(cache, std::slice::from_ref(&dir), 2, &cancel, &|_, _| {})
+                .report(&options, None)
+        };
+        let first = scan(&cache);
+        assert_eq!(first.rows.len(), 1);
+        assert_eq!((first.totals.amounts.cost, first.totals.sessions), (0.5, 1));
+        // An append, and a cut last line that counts once it is whole.
+        let line = usage(0.25, "2024-01-02T10:00:00.000Z");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap();
+        write!(
+            f,
+            "{}{}",
+            usage(1.0, "2024-01-01T11:00:00.000Z"),
+            &line[..30]
+        )
+        .unwrap();
+        let grown = scan(&cache);
+        assert_eq!(grown.totals.amounts.cost, 1.5);
+        write!(f, "{}", &line[30..]).unwrap();
+        let whole = scan(&cache);
+        assert_eq!(
+            whole
+                .rows
+                .iter()
+                .map(|r| r.key.as_str())
+                .collect::<Vec<_>>(),
+            ["2024-01-01", "2024-01-02"]
+        );
+        assert_eq!(whole, scan(&SummaryCache::for_accounting()));
+        // Through the cache file into a fresh cache, then an append read on from there.
+        let store = dir.join("store");
+        cache.save_to(&store).unwrap();
+        let loaded = SummaryCache::for_accounting();
+        assert_eq!(loaded.load_from(&store), 2);
+        assert_eq!(SummaryCache::default().load_from(&store), 0);
+        assert_eq!(scan(&loaded), whole);
+        write!(f, "{}", usage(2.0, "2024-01-03T00:00:00.000Z")).unwrap();
+        assert_eq!(scan(&loaded).totals.amounts.cost, 3.75);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn dates_are_strict() {
         assert!(parse_date("2024-02-29").is_some());
         for bad in [
