@@ -849,4 +849,96 @@ export interface ListingOptions {
  */
 export declare function configureListing(options?: ListingOptions): void;
 
+// ===== Accounting (beyond the reference) =====
+
+/** What `AgentSession.getSessionStats()` returns, without `contextUsage`. */
+export interface SessionStats {
+    sessionFile: string | undefined;
+    sessionId: string;
+    userMessages: number;
+    assistantMessages: number;
+    toolCalls: number;
+    toolResults: number;
+    totalMessages: number;
+    tokens: {
+        input: number;
+        output: number;
+        cacheRead: number;
+        cacheWrite: number;
+        total: number;
+    };
+    cost: number;
+}
+
+/** Anything with pi's `SessionManager` read API (ours, the reference's, or another). */
+export interface SessionEntriesSource {
+    getEntries(): SessionEntry[];
+    getSessionFile?(): string | undefined;
+    getSessionId?(): string;
+}
+
+/**
+ * pi's `AgentSession.getSessionStats()` of a session: the same counts and the same
+ * totals, to the last bit of the cost. Given a path, the file is read in Rust and no
+ * entry object is built (and nothing is written); a file that is not a pi session
+ * throws `Session file is not a valid pi session: <path>`.
+ */
+export declare function getSessionStats(sessionOrPath: string | SessionEntriesSource): SessionStats;
+
+/** One row of pi's `getUsageCostBreakdown()`. */
+export interface UsageCostBreakdownEntry {
+    /** `provider/responseModel ?? model`, or `Tools/summaries`. */
+    key: string;
+    cost: number;
+    tokens: number;
+}
+
+/** pi's `getUsageCostBreakdown(entries)` of a session file, a manager or entries. */
+export declare function getUsageCostBreakdown(
+    sessionOrPathOrEntries: string | SessionEntriesSource | readonly SessionEntry[],
+): UsageCostBreakdownEntry[];
+
+export type UsageReportGroupBy = "day" | "week" | "month" | "session" | "model" | "project";
+
+export interface UsageReportOptions {
+    /** The sessions of `SessionManager.list(cwd, sessionDir)`; without it, of `listAll(sessionDir)`. */
+    cwd?: string;
+    sessionDir?: string;
+    groupBy: UsageReportGroupBy;
+    /** First local date counted, `YYYY-MM-DD` in `timezone` (inclusive). */
+    since?: string;
+    /** Last local date counted, `YYYY-MM-DD` in `timezone` (inclusive). */
+    until?: string;
+    /** IANA time zone name; default the local zone (`Intl.DateTimeFormat().resolvedOptions().timeZone`). */
+    timezone?: string;
+    onProgress?: (loaded: number, total: number) => void;
+    signal?: AbortSignal;
+}
+
+export interface UsageReportTotals {
+    input: number;
+    output: number;
+    cacheRead: number;
+    cacheWrite: number;
+    /** input + output + cacheRead + cacheWrite (reasoning is part of output, cacheWrite1h of cacheWrite). */
+    totalTokens: number;
+    cost: number;
+    /** Sessions with at least one counted entry. */
+    sessions: number;
+}
+
+export interface UsageReportRow extends UsageReportTotals {
+    /** `YYYY-MM-DD`, ISO week `YYYY-Www`, `YYYY-MM`, the session file path, the breakdown key, or the session cwd. */
+    key: string;
+}
+
+export interface UsageReport {
+    /** Ascending by key for day/week/month; by cost descending (then key) otherwise. */
+    rows: UsageReportRow[];
+    totals: UsageReportTotals;
+}
+
+/** Token and cost totals across sessions (see README "Accounting"). */
+export declare function usageReport(options: UsageReportOptions): Promise<UsageReport>;
+
 export {};

@@ -3,6 +3,7 @@
 const { SessionManager, CURRENT_SESSION_VERSION } = require('./lib/session-manager.js');
 const context = require('./lib/context.js');
 const { configureListing } = require('./lib/listing.js');
+const { getSessionStats, getUsageCostBreakdown, usageReport } = require('./lib/stats.js');
 
 module.exports = {
   CURRENT_SESSION_VERSION,
@@ -16,4 +17,7 @@ module.exports = {
   sessionEntryToContextMessages: context.sessionEntryToContextMessages,
   // Beyond the reference:
   configureListing,
+  getSessionStats,
+  getUsageCostBreakdown,
+  usageReport,
 };

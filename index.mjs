@@ -12,5 +12,8 @@ export const {
   parseSessionEntries,
   sessionEntryToContextMessages,
   configureListing,
+  getSessionStats,
+  getUsageCostBreakdown,
+  usageReport,
 } = cjs;
 export default cjs;

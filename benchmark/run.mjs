@@ -45,6 +45,12 @@ const WORKLOADS = [
   { name: "list-first-progress", title: "list() over 5,000 files: time to the first onProgress with a partial list", op: "list-first-progress", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
   { name: "find-by-id-5k", title: "findById() in a folder of 5,000", op: "find-by-id", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
   { name: "continue-recent-5k", title: "continueRecent() in a folder of 5,000", op: "continue-recent", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
+  // accounting (issue 12): ours calls getSessionStats/usageReport; the reference side runs
+  // pi's own loop (agent-session.js) over open() / listAll() + open() per file
+  { name: "stats-100", title: "getSessionStats() {100} (reference: open() + pi's loop)", op: "session-stats", data: ["session-100mb", "quick-3mb"] },
+  { name: "report-day-10k", title: "usageReport() by day over 10,000 files in 20 folders, first call (reference: listAll() + open() + pi's loop per file)", op: "usage-report-cold", listing: true, data: ["listing-10k", null], params: [{ groupBy: "day" }], samples: [3, 0] },
+  { name: "report-day-10k-again", title: "usageReport() by day over 10,000 files, second call in the same process", op: "usage-report-warm", listing: true, data: ["listing-10k", null], params: [{ groupBy: "day" }], samples: [3, 0] },
+  { name: "report-day-10k-persisted", title: "usageReport() by day over 10,000 files, first call of a new process with the persistent cache", op: "usage-report-persisted", listing: true, data: ["listing-10k", null], params: [{ groupBy: "day" }], samples: [3, 0] },
   {
     name: "lowmem-500",
     title: "open() + buildSessionContext() {500} under {heap}",

@@ -356,6 +356,64 @@ Object.assign(WORKLOADS, {
   }),
 });
 
+// ---- accounting: ours has getSessionStats/usageReport; the reference side runs pi's loops
+
+import { dirname } from "node:path";
+import { spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
+import { referenceReport, referenceSessionStats } from "./lib/usage-reference.mjs";
+
+const usageTotalsOf = (p) => import(pathToFileURL(join(dirname(p), "usage-totals.js")).href);
+
+function reportCheck(report) {
+  return {
+    rows: report.rows.length,
+    keys: hashOf(report.rows.map((r) => r.key).join(",")),
+    sessions: report.totals.sessions,
+    tokens: report.totals.totalTokens,
+    cost: report.totals.cost.toPrecision(10),
+  };
+}
+
+const usageReportRun = async (impl, p, ctx) =>
+  impl.usageReport ? impl.usageReport({ groupBy: p.groupBy, timezone: "UTC" }) : referenceReport(impl, ctx.totals, { groupBy: p.groupBy });
+
+Object.assign(WORKLOADS, {
+  "session-stats": {
+    setup: async (impl) => ({ totals: impl.getSessionStats ? null : await usageTotalsOf(implPath) }),
+    run: (impl, p, ctx) => (impl.getSessionStats ? impl.getSessionStats(p.file) : referenceSessionStats(impl.SessionManager.open(p.file), ctx.totals)),
+    check: (s) => ({ ...s, sessionFile: basename(s.sessionFile ?? "") }),
+  },
+  "usage-report-cold": listing({
+    setup: async (impl) => ({ totals: impl.usageReport ? null : await usageTotalsOf(implPath) }),
+    run: usageReportRun,
+    check: reportCheck,
+  }),
+  "usage-report-warm": listing({
+    setup: async (impl, p) => {
+      const ctx = { totals: impl.usageReport ? null : await usageTotalsOf(implPath) };
+      await usageReportRun(impl, p, ctx);
+      return ctx;
+    },
+    run: usageReportRun,
+    check: reportCheck,
+  }),
+  // ours: the persistent cache is brought up to date by another process first (untimed)
+  "usage-report-persisted": listing({
+    setup: async (impl, p) => {
+      if (!impl.usageReport) return { totals: await usageTotalsOf(implPath) };
+      const cacheDir = join(tmpdir(), "pi-session-native-bench-usage-cache");
+      const script = `const m = require(${JSON.stringify(implPath)}); m.configureListing({ cacheDir: ${JSON.stringify(cacheDir)} }); m.usageReport({ groupBy: "day", timezone: "UTC" });`;
+      const r = spawnSync(process.execPath, ["-e", script], { env: process.env, stdio: "inherit" });
+      if (r.status !== 0) throw new Error("priming the persistent cache failed");
+      impl.configureListing({ cacheDir });
+      return {};
+    },
+    run: usageReportRun,
+    check: reportCheck,
+  }),
+});
+
 async function main() {
   const w = WORKLOADS[workload];
   if (!w) throw new Error(`unknown workload ${workload}`);

@@ -34,6 +34,9 @@ function headerCwd(header) {
   return typeof header.cwd === 'string' ? header.cwd : undefined;
 }
 
+/** Set by SessionManager's static block (it reads private state). */
+let accountManager;
+
 class SessionManager {
   #native;
   /** Entry objects by position; a hole is an entry not built yet. */
@@ -704,6 +707,23 @@ class SessionManager {
   static listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     return listing.listAll(sessionDirOrOnProgress, onProgressOrSignal, signal);
   }
+
+  // For lib/stats.js: the accounting of a manager's entries, in Rust over the
+  // lines it holds; entries that exist only as objects go as their JSON text.
+  static {
+    accountManager = (manager) => {
+      if (!(#native in manager)) return undefined;
+      const n = manager.#native;
+      const positions = n.entryPositions();
+      const held = n.pendingPositions();
+      const pending = [];
+      if (held.length > 0) {
+        const onlyObjects = new Set(held);
+        for (const p of positions) if (onlyObjects.has(p)) pending.push(JSON.stringify(manager.#objects[p]) ?? 'null');
+      }
+      return call(() => n.account(positions, pending));
+    };
+  }
 }
 
-module.exports = { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId };
+module.exports = { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId, accountManager: (m) => accountManager(m) };

@@ -13,6 +13,8 @@ pub mod parallel;
 pub mod scanner;
 pub mod session;
 pub mod store;
+pub mod usage;
+pub mod usage_report;
 
 // Under `cargo test` napi does not register the exports, so they look unused.
 #[cfg_attr(test, allow(dead_code))]

@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use crate::entry::{for_each_element, for_each_member};
 use crate::json::{self, Cursor, JsValue, SyntaxError};
+use crate::usage::{self, UsageTally};
 
 /// Writes a summary for the persistent listing cache.
 pub fn encode_summary(summary: &SessionSummary, out: &mut crate::scanner::Encoder) {
@@ -16,6 +17,22 @@ pub fn encode_summary(summary: &SessionSummary, out: &mut crate::scanner::Encode
     out.opt_f64(summary.last_activity);
     out.strings(&summary.unparsed_times);
     out.opt_bytes(summary.name.as_deref().map(str::as_bytes));
+    encode_tally(summary.usage.as_ref(), out);
+}
+
+fn encode_tally(tally: Option<&UsageTally>, out: &mut crate::scanner::Encoder) {
+    out.u64(tally.is_some() as u64);
+    if let Some(t) = tally {
+        t.encode(out);
+    }
+}
+
+fn decode_tally(input: &mut crate::scanner::Decoder) -> Option<Option<UsageTally>> {
+    match input.u64()? {
+        0 => Some(None),
+        1 => Some(Some(UsageTally::decode(input)?)),
+        _ => None,
+    }
 }
 
 pub fn decode_summary(input: &mut crate::scanner::Decoder) -> Option<SessionSummary> {
@@ -27,6 +44,7 @@ pub fn decode_summary(input: &mut crate::scanner::Decoder) -> Option<SessionSumm
         last_activity: input.opt_f64()?,
         unparsed_times: input.strings()?,
         name: input.opt_string()?,
+        usage: decode_tally(input)?,
     })
 }
 
@@ -46,6 +64,8 @@ pub struct SessionSummary {
     pub unparsed_times: Vec<String>,
     /// As a JSON string literal, like the texts.
     pub name: Option<String>,
+    /// The file's usage, in a summary made for accounting (texts left out).
+    pub usage: Option<UsageTally>,
 }
 
 fn is_js_whitespace(c: char) -> bool {
@@ -116,7 +136,7 @@ const MAX_JOIN_DEPTH: usize = 3000;
 
 /// `String(value)` as `Array.prototype.join` applies it to each element (WTF-8),
 /// without recursion.
-fn join_string(value: Option<&JsValue>, out: &mut Vec<u8>) -> Result<(), Throws> {
+pub(crate) fn join_string(value: Option<&JsValue>, out: &mut Vec<u8>) -> Result<(), Throws> {
     enum Step<'v> {
         Value(&'v JsValue, usize),
         Comma,
@@ -183,7 +203,7 @@ pub fn text_literal(text: &[u8]) -> String {
 /// content that is not a string or an array, a null content block, a name that
 /// is not a string): the whole file is then left out of the listing.
 #[derive(Debug)]
-struct Throws;
+pub(crate) struct Throws;
 
 /// What the summary needs of one line, read without building the entry.
 #[derive(Default)]
@@ -192,6 +212,8 @@ struct LineFacts<'a> {
     entry_timestamp: Option<(usize, usize)>,
     message: MessageFacts,
     name: Option<(usize, usize)>,
+    /// `usage`, `provider` and `model` of the entry, for accounting.
+    fields: usage::EntrySpans,
 }
 
 /// `entry.message`, walked once. Spans are into the line.
@@ -209,17 +231,22 @@ enum MessageFacts {
         /// read a second time.
         text: Option<Result<Vec<u8>, Throws>>,
         timestamp: Option<(usize, usize)>,
+        account: usage::MessageFields,
     },
 }
 
-fn read_message<'a>(cur: &mut Cursor<'a>) -> Result<MessageFacts, SyntaxError> {
+fn read_message<'a>(cur: &mut Cursor<'a>, keep_text: bool) -> Result<MessageFacts, SyntaxError> {
     match cur.peek() {
         Some(b'{') => {
             let mut role: Option<Vec<u8>> = None;
             let mut content = None;
             let mut text = None;
             let mut timestamp = None;
+            let mut account = usage::MessageFields::default();
             for_each_member(cur, |key, cur| {
+                if account.visit(key, cur)? {
+                    return Ok(());
+                }
                 cur.skip_ws();
                 let start = cur.i;
                 match key {
@@ -233,7 +260,7 @@ fn read_message<'a>(cur: &mut Cursor<'a>) -> Result<MessageFacts, SyntaxError> {
                     }
                     b"content" => {
                         text = if role.as_deref().is_some_and(text_counts) {
-                            Some(content_text(cur)?)
+                            Some(content_text(cur, keep_text)?)
                         } else {
                             cur.skip_value()?;
                             None
@@ -253,6 +280,7 @@ fn read_message<'a>(cur: &mut Cursor<'a>) -> Result<MessageFacts, SyntaxError> {
                 content,
                 text,
                 timestamp,
+                account,
             })
         }
         Some(b'n') => {
@@ -266,7 +294,7 @@ fn read_message<'a>(cur: &mut Cursor<'a>) -> Result<MessageFacts, SyntaxError> {
     }
 }
 
-fn read_facts(line: &[u8]) -> Result<Option<LineFacts<'_>>, SyntaxError> {
+fn read_facts(line: &[u8], keep_text: bool) -> Result<Option<LineFacts<'_>>, SyntaxError> {
     let mut cur = Cursor::new(line);
     cur.skip_ws();
     if cur.peek() != Some(b'{') {
@@ -283,6 +311,9 @@ fn read_facts(line: &[u8]) -> Result<Option<LineFacts<'_>>, SyntaxError> {
     }
     let mut facts = LineFacts::default();
     for_each_member(&mut cur, |key, cur| {
+        if usage::visit_field(key, cur, &mut facts.fields)? {
+            return Ok(());
+        }
         cur.skip_ws();
         let start = cur.i;
         match key {
@@ -298,7 +329,7 @@ fn read_facts(line: &[u8]) -> Result<Option<LineFacts<'_>>, SyntaxError> {
                 cur.skip_value()?;
                 facts.entry_timestamp = Some((start, cur.i));
             }
-            b"message" => facts.message = read_message(cur)?,
+            b"message" => facts.message = read_message(cur, keep_text)?,
             b"name" => {
                 cur.skip_value()?;
                 facts.name = Some((start, cur.i));
@@ -324,7 +355,7 @@ fn string_at(text: &[u8]) -> Option<Vec<u8>> {
 /// with replacement characters before parsing. Only the strings kept are
 /// checked, not whole lines: replacing bytes never moves a quote, backslash or
 /// other ASCII byte, so the rest of the line parses the same either way.
-fn string_here(cur: &mut Cursor) -> Result<Vec<u8>, SyntaxError> {
+pub(crate) fn string_here(cur: &mut Cursor) -> Result<Vec<u8>, SyntaxError> {
     let start = cur.i;
     let text = json::parse_string(cur)?;
     let raw = &cur.s[start..cur.i];
@@ -347,8 +378,12 @@ fn text_counts(role: &[u8]) -> bool {
 /// gets it, read in one pass: a syntax error is the line's (it is then
 /// skipped), a throw the summary's (it stands only if the rest of the line
 /// parses).
-fn content_text(cur: &mut Cursor) -> Result<Result<Vec<u8>, Throws>, SyntaxError> {
+///
+/// Without `keep`, strings are only checked, not copied: accounting needs to
+/// know whether the reference's summary throws, not the text.
+fn content_text(cur: &mut Cursor, keep: bool) -> Result<Result<Vec<u8>, Throws>, SyntaxError> {
     match cur.peek() {
+        Some(b'"') if !keep => cur.skip_value().map(|_| Ok(Vec::new())),
         Some(b'"') => string_here(cur).map(Ok),
         Some(b'[') => {
             let mut out = Vec::new();
@@ -375,6 +410,10 @@ fn content_text(cur: &mut Cursor) -> Result<Result<Vec<u8>, Throws>, SyntaxError
                                     if !is_text && cur.i == start {
                                         cur.skip_value()?;
                                     }
+                                }
+                                b"text" if cur.peek() == Some(b'"') && !keep => {
+                                    cur.skip_value()?;
+                                    text = Some(Ok(Vec::new()));
                                 }
                                 b"text" if cur.peek() == Some(b'"') => {
                                     text = Some(Ok(string_here(cur)?));
@@ -426,9 +465,20 @@ pub struct Summarizer {
     last_activity: Option<f64>,
     unparsed_times: Vec<String>,
     name: Option<Vec<u8>>,
+    /// Set for accounting: usage is tallied and texts are not kept.
+    tally: Option<UsageTally>,
 }
 
 impl Summarizer {
+    /// A summarizer for accounting: the same rules (a file the listing leaves
+    /// out is left out of reports too), with the usage tallied and no texts.
+    pub fn for_usage() -> Summarizer {
+        Summarizer {
+            tally: Some(UsageTally::default()),
+            ..Summarizer::default()
+        }
+    }
+
     /// Writes the state for the persistent listing cache.
     pub fn encode(&self, out: &mut crate::scanner::Encoder) {
         out.opt_bytes(self.header.as_deref().map(str::as_bytes));
@@ -439,6 +489,7 @@ impl Summarizer {
         out.opt_f64(self.last_activity);
         out.strings(&self.unparsed_times);
         out.opt_bytes(self.name.as_deref());
+        encode_tally(self.tally.as_ref(), out);
     }
 
     pub fn decode(input: &mut crate::scanner::Decoder) -> Option<Summarizer> {
@@ -451,6 +502,7 @@ impl Summarizer {
             last_activity: input.opt_f64()?,
             unparsed_times: input.strings()?,
             name: input.opt_bytes()?.map(<[u8]>::to_vec),
+            tally: decode_tally(input)?,
         })
     }
 
@@ -484,7 +536,7 @@ impl Summarizer {
             return;
         }
         // Not checked for UTF-8 here: see `string_here`.
-        let Ok(Some(facts)) = read_facts(line) else {
+        let Ok(Some(facts)) = read_facts(line, self.tally.is_none()) else {
             return;
         };
         if let Err(Throws) = self.take(line, facts) {
@@ -499,7 +551,13 @@ impl Summarizer {
                 return Err(Throws);
             }
             self.header = Some(String::from_utf8_lossy(line).into_owned());
+            if let Some(tally) = &mut self.tally {
+                tally.set_header(line);
+            }
             return Ok(());
+        }
+        if let Some(tally) = &mut self.tally {
+            tally_line(tally, line, &facts);
         }
         if entry_type == Some(b"session_info") {
             self.name = match facts.name.map(|(s, e)| &line[s..e]) {
@@ -523,6 +581,7 @@ impl Summarizer {
                 content,
                 text,
                 timestamp,
+                ..
             } => (role, content, text, timestamp),
         };
         let (Some(role), Some((cs, ce))) = (role, content) else {
@@ -552,9 +611,10 @@ impl Summarizer {
         let text = match text {
             Some(text) => text?,
             // The content came before the role: read its span now.
-            None => content_text(&mut Cursor::new(&message[cs..ce])).unwrap_or(Err(Throws))?,
+            None => content_text(&mut Cursor::new(&message[cs..ce]), self.tally.is_none())
+                .unwrap_or(Err(Throws))?,
         };
-        if text.is_empty() {
+        if text.is_empty() || self.tally.is_some() {
             return Ok(());
         }
         if self.first_message.is_empty() && role == b"user" {
@@ -584,8 +644,39 @@ impl Summarizer {
             last_activity: self.last_activity,
             unparsed_times: self.unparsed_times.clone(),
             name: self.name.as_deref().map(text_literal),
+            usage: self.tally.clone(),
         })
     }
+
+    /// The header line and usage of an accounting summarizer's file; `None`
+    /// for a file the listing leaves out (or a listing summarizer).
+    pub fn usage(&self) -> Option<(&str, &UsageTally)> {
+        if self.rejected {
+            return None;
+        }
+        Some((self.header.as_deref()?, self.tally.as_ref()?))
+    }
+}
+
+/// Adds what the report counts of one entry to the file's tally: entries
+/// without a readable timestamp count nowhere.
+fn tally_line(tally: &mut UsageTally, line: &[u8], facts: &LineFacts) {
+    let message = match &facts.message {
+        MessageFacts::Object { role, account, .. } => Some((role.as_deref(), account)),
+        _ => None,
+    };
+    let Some((key, amounts)) =
+        usage::report_record(line, facts.entry_type.as_deref(), &facts.fields, message)
+    else {
+        return;
+    };
+    let Some(time) = facts
+        .entry_timestamp
+        .and_then(|(s, e)| usage::entry_time(&line[s..e]))
+    else {
+        return;
+    };
+    tally.add((time / usage::SLOT_MS).floor() as i64, &key, &amounts);
 }
 
 /// `buildSessionInfo()` without the parts that need JavaScript, over a whole
@@ -674,6 +765,18 @@ mod tests {
                 // With the role first, the content is read where it stands.
                 let in_place = summarize_bytes(&file(role, &field));
                 let after = summarize_bytes(&file(&field, role));
+                // Accounting checks the same content without copying its text,
+                // and leaves out the same files.
+                for bytes in [file(role, &field), file(&field, role)] {
+                    let mut usage = Summarizer::for_usage();
+                    usage.feed_block(&bytes);
+                    assert_eq!(
+                        usage.finish().is_some(),
+                        in_place.is_some(),
+                        "{}",
+                        String::from_utf8_lossy(content)
+                    );
+                }
                 assert_eq!(
                     format!("{in_place:?}"),
                     format!("{after:?}"),

@@ -78,6 +78,10 @@ pub struct Decoder<'a> {
 }
 
 impl<'a> Decoder<'a> {
+    pub fn new(input: &'a [u8]) -> Decoder<'a> {
+        Decoder { input }
+    }
+
     pub fn u64(&mut self) -> Option<u64> {
         let (head, rest) = self.input.split_first_chunk::<8>()?;
         self.input = rest;
@@ -158,12 +162,33 @@ pub struct SummaryCache {
     entries: Mutex<HashMap<PathBuf, Arc<CacheEntry>>>,
     /// Set when an entry changed since the last save.
     dirty: AtomicBool,
+    /// Holds accounting summaries (usage tallied, no texts) instead of
+    /// listing ones, in a file of its own.
+    accounting: bool,
 }
 
-/// The persistent cache file: a magic line, then entries, then a checksum of
-/// everything before it. Anything else in that file is ignored.
-const CACHE_FILE: &str = "pi-session-native-listing.v3.bin";
-const CACHE_MAGIC: &[u8; 16] = b"PISN-LISTING-v3\n";
+/// The persistent cache files: a magic line, then entries, then a checksum
+/// of everything before it. Anything else in such a file is ignored. v4 added
+/// the usage tally to the summarizer state.
+const CACHE_FILE: &str = "pi-session-native-listing.v4.bin";
+const CACHE_MAGIC: &[u8; 16] = b"PISN-LISTING-v4\n";
+const USAGE_CACHE_FILE: &str = "pi-session-native-usage.v1.bin";
+const USAGE_CACHE_MAGIC: &[u8; 16] = b"PISN-USAGE-v1\n\n\n";
+
+/// A cached file's accounting summary (see `SummaryCache::accounting`).
+pub struct CachedUsage(Arc<CacheEntry>);
+
+impl CachedUsage {
+    /// The header line and the usage tally; `None` for a file the listing
+    /// leaves out.
+    pub fn usage(&self) -> Option<(&str, &crate::usage::UsageTally)> {
+        match &self.0.unterminated {
+            Some(Some(s)) => Some((s.header.as_str(), s.usage.as_ref()?)),
+            Some(None) => None,
+            None => self.0.state.usage(),
+        }
+    }
+}
 
 fn checksum(bytes: &[u8]) -> u64 {
     // FNV-1a: enough to tell a torn or foreign file from ours.
@@ -243,14 +268,39 @@ impl CacheEntry {
 }
 
 impl SummaryCache {
+    /// A cache of accounting summaries.
+    pub fn for_accounting() -> SummaryCache {
+        SummaryCache {
+            accounting: true,
+            ..SummaryCache::default()
+        }
+    }
+
+    fn file_name(&self) -> (&'static str, &'static [u8; 16]) {
+        if self.accounting {
+            (USAGE_CACHE_FILE, USAGE_CACHE_MAGIC)
+        } else {
+            (CACHE_FILE, CACHE_MAGIC)
+        }
+    }
+
+    fn fresh_state(&self) -> Summarizer {
+        if self.accounting {
+            Summarizer::for_usage()
+        } else {
+            Summarizer::default()
+        }
+    }
+
     /// Adds the entries of the cache file in `dir` for paths not known yet. A
     /// missing, torn, foreign or corrupt file adds nothing.
     pub fn load_from(&self, dir: &Path) -> usize {
-        let Ok(bytes) = fs::read(dir.join(CACHE_FILE)) else {
+        let (name, magic) = self.file_name();
+        let Ok(bytes) = fs::read(dir.join(name)) else {
             return 0;
         };
         let Some(body) = bytes
-            .strip_prefix(CACHE_MAGIC.as_slice())
+            .strip_prefix(magic.as_slice())
             .and_then(|rest| rest.len().checked_sub(8).map(|n| rest.split_at(n)))
             .filter(|(body, sum)| checksum(body).to_le_bytes() == **sum)
             .map(|(body, _)| body)
@@ -292,12 +342,13 @@ impl SummaryCache {
                 entry.encode(path, &mut out);
             }
         }
-        let mut file = CACHE_MAGIC.to_vec();
+        let (name, magic) = self.file_name();
+        let mut file = magic.to_vec();
         let sum = checksum(&out.out);
         file.extend_from_slice(&out.out);
         file.extend_from_slice(&sum.to_le_bytes());
         fs::create_dir_all(dir).map_err(|e| IoFailure::new(&e, "mkdir", Some(dir)))?;
-        store::replace(&dir.join(CACHE_FILE), &file)
+        store::replace(&dir.join(name), &file)
     }
 
     pub fn len(&self) -> usize {
@@ -335,11 +386,13 @@ impl SummaryCache {
         self.entries.lock().ok()?.get(path).cloned()
     }
 
-    fn put(&self, path: &Path, entry: CacheEntry) {
+    fn put(&self, path: &Path, entry: CacheEntry) -> Arc<CacheEntry> {
+        let entry = Arc::new(entry);
         if let Ok(mut map) = self.entries.lock() {
-            map.insert(path.to_path_buf(), Arc::new(entry));
+            map.insert(path.to_path_buf(), entry.clone());
             self.dirty.store(true, Ordering::Relaxed);
         }
+        entry
     }
 
     /// Whether entries changed since the last call.
@@ -515,18 +568,56 @@ fn summarize_stat(
             unchanged: false,
         });
     }
+    match refresh(cache, path, stat)? {
+        Refreshed::Cached(c) => {
+            let unchanged = known.contains(&c.token);
+            Ok(FileResult {
+                summary: if unchanged { None } else { c.result() },
+                mtime_ms,
+                token: c.token,
+                unchanged,
+            })
+        }
+        Refreshed::Read(c, result) => Ok(FileResult {
+            summary: result.map(|s| *s),
+            mtime_ms,
+            token: c.token,
+            unchanged: false,
+        }),
+    }
+}
+
+/// A file's cache entry, as it was or just read (with the summary computed).
+enum Refreshed {
+    Cached(Arc<CacheEntry>),
+    Read(Arc<CacheEntry>, Option<Box<SessionSummary>>),
+}
+
+/// The accounting summary of one file (`None` for what is not a file), from
+/// the cache where the file only grew.
+pub fn usage_stat(
+    cache: &SummaryCache,
+    path: &Path,
+    stat: &rustix::fs::Stat,
+) -> Result<Option<CachedUsage>, IoFailure> {
+    let stat = FileStat::new(stat);
+    if !stat.is_file {
+        return Ok(None);
+    }
+    Ok(Some(CachedUsage(match refresh(cache, path, &stat)? {
+        Refreshed::Cached(c) | Refreshed::Read(c, _) => c,
+    })))
+}
+
+/// The cache entry of a file: the cached one when the file is unchanged,
+/// else read on from the cached end or from the start.
+fn refresh(cache: &SummaryCache, path: &Path, stat: &FileStat) -> Result<Refreshed, IoFailure> {
     let (dev, ino, size, mtime, ctime) =
         (stat.dev, stat.ino, stat.size, stat.mtime_ns, stat.ctime_ns);
     let cached = cache.get(path).filter(|c| c.dev == dev && c.ino == ino);
     if let Some(c) = &cached {
         if c.size == size && c.mtime_ns == mtime && c.ctime_ns == ctime {
-            let unchanged = known.contains(&c.token);
-            return Ok(FileResult {
-                summary: if unchanged { None } else { c.result() },
-                mtime_ms,
-                token: c.token,
-                unchanged,
-            });
+            return Ok(Refreshed::Cached(c.clone()));
         }
     }
     // Continue after the cached end if the file grew and the bytes before the
@@ -542,7 +633,7 @@ fn summarize_stat(
     });
     let read = match resumable {
         Some(c) => read_on(path, c.state.clone(), c.offset, size)?,
-        None => read_on(path, Summarizer::default(), 0, size)?,
+        None => read_on(path, cache.fresh_state(), 0, size)?,
     };
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     let result = read.result;
@@ -550,7 +641,7 @@ fn summarize_stat(
         .head
         .or_else(|| head_of(path, read.offset))
         .unwrap_or(0);
-    cache.put(
+    let entry = cache.put(
         path,
         CacheEntry {
             dev,
@@ -566,12 +657,7 @@ fn summarize_stat(
             token,
         },
     );
-    Ok(FileResult {
-        summary: result,
-        mtime_ms,
-        token,
-        unchanged: false,
-    })
+    Ok(Refreshed::Read(entry, result.map(Box::new)))
 }
 
 /// How a scan gets the status of its `i`th file (following symlinks).

@@ -865,7 +865,7 @@ fn label_line(
 
 /// Lines kept as (offset, length, value), the length read and whether the last
 /// line had no `\n`.
-type LinesRead<T> = (Vec<(u64, usize, T)>, u64, bool);
+pub(crate) type LinesRead<T> = (Vec<(u64, usize, T)>, u64, bool);
 
 /// Every line of `file` that `f` keeps, as (offset, length, value) in file order,
 /// and the file's length and whether its last line has no `\n`. Each thread
@@ -873,6 +873,17 @@ type LinesRead<T> = (Vec<(u64, usize, T)>, u64, bool);
 /// the page cache is shared too.
 fn read_lines_parallel<T: Send>(
     file: &File,
+    f: impl Fn(&[u8]) -> Option<T> + Sync,
+) -> Result<LinesRead<T>, IoFailure> {
+    read_lines_parallel_in(file, None, f)
+}
+
+/// `read_lines_parallel` reading `chunk` bytes at a time (default: up to 8
+/// MiB); a chunk that still fits in the CPU cache when its lines are parsed
+/// pays where each line is only scanned once.
+pub(crate) fn read_lines_parallel_in<T: Send>(
+    file: &File,
+    chunk: Option<usize>,
     f: impl Fn(&[u8]) -> Option<T> + Sync,
 ) -> Result<LinesRead<T>, IoFailure> {
     const PARALLEL_FROM: u64 = 4 << 20;
@@ -896,11 +907,27 @@ fn read_lines_parallel<T: Send>(
             end,
         };
         let hint = end.unwrap_or(size).saturating_sub(start);
-        let (len, unterminated) = store::for_each_line(&mut reader, hint, |offset, line| {
+        let mut visit = |offset: u64, line: &[u8]| {
             if let Some(v) = f(line) {
                 out.push((start + offset, line.len(), v));
             }
-        })?;
+        };
+        let (len, unterminated) = match chunk {
+            None => store::for_each_line(&mut reader, hint, visit)?,
+            Some(chunk) => {
+                let chunk = (hint as usize + 1).min(chunk);
+                store::for_each_block_in(&mut reader, &mut Vec::new(), chunk, |offset, block| {
+                    let mut from = 0;
+                    for nl in memchr::memchr_iter(b'\n', block) {
+                        visit(offset + from as u64, &block[from..nl]);
+                        from = nl + 1;
+                    }
+                    if from < block.len() {
+                        visit(offset + from as u64, &block[from..]);
+                    }
+                })?
+            }
+        };
         Ok((out, start + len, unterminated))
     };
     if starts.len() == 1 {

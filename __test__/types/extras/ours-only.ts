@@ -102,3 +102,23 @@ export async function progress(view: ReadonlySessionManager): Promise<number> {
 }
 
 export const readonlyView: ReadonlySessionManager = SessionManager.inMemory();
+
+// Accounting: what only this package exports.
+import {
+    getSessionStats,
+    getUsageCostBreakdown,
+    type SessionStats,
+    type UsageCostBreakdownEntry,
+    type UsageReport,
+    type UsageReportRow,
+    usageReport,
+} from "pi-session-native";
+
+export async function accounting(file: string, manager: SessionManager): Promise<number> {
+    const stats: SessionStats = getSessionStats(file);
+    const again: SessionStats = getSessionStats(manager);
+    const rows: UsageCostBreakdownEntry[] = getUsageCostBreakdown(manager.getEntries());
+    const report: UsageReport = await usageReport({ groupBy: "week", timezone: "Europe/Berlin", since: "2024-01-01", onProgress: (loaded: number, total: number) => void (loaded + total) });
+    const first: UsageReportRow | undefined = report.rows[0];
+    return stats.tokens.total + again.cost + (rows[0]?.tokens ?? 0) + (first?.cost ?? 0) + report.totals.sessions;
+}

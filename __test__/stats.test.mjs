@@ -1,0 +1,525 @@
+// Accounting compared with the reference: getSessionStats() against pi 1.6.0's
+// AgentSession.getSessionStats() loop (agent-session.js, reproduced below over the
+// reference SessionManager's getEntries(), with usage-totals.js's own functions),
+// getUsageCostBreakdown() against usage-totals.js's getUsageCostBreakdown(), and
+// usageReport() against the same rules applied in JavaScript to the files the
+// reference's list()/listAll() return, grouped with Intl in the report's time zone.
+//
+// Sessions are seeded random files with usage in every kind of entry and odd usage
+// fields (strings, null, booleans, arrays, objects, negative and fractional numbers,
+// missing fields, missing cost, missing usage), appended to between calls.
+//
+//   SEED=123 node __test__/run.mjs __test__/stats.test.mjs
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { tempDir } from "./helpers/harness.mjs";
+import { baseSeed, Rng } from "./helpers/prng.mjs";
+import { REFERENCE_FILE, REPO_ROOT } from "./helpers/reference.mjs";
+
+const require = createRequire(import.meta.url);
+const ours = require(path.join(REPO_ROOT, "index.js"));
+const { SessionManager: RefSM } = await import(pathToFileURL(REFERENCE_FILE).href);
+const usageTotals = await import(pathToFileURL(path.join(path.dirname(REFERENCE_FILE), "usage-totals.js")).href);
+
+const SEED = baseSeed();
+const SESSIONS = Number(process.env.SESSIONS ?? 60);
+
+function withSeed(label, seed, fn) {
+	try {
+		return fn();
+	} catch (error) {
+		error.message = `${label} (SEED=${seed}): ${error.message}`;
+		throw error;
+	}
+}
+
+/** pi 1.6.0's AgentSession.getSessionStats() loop, without contextUsage. */
+function referenceStats(sessionManager) {
+	let userMessages = 0;
+	let assistantMessages = 0;
+	let toolResults = 0;
+	let totalMessages = 0;
+	let toolCalls = 0;
+	const usageTotals_ = usageTotals.createUsageTotals();
+	for (const entry of sessionManager.getEntries()) {
+		if (entry.type === "usage") {
+			usageTotals.addUsageToTotals(usageTotals_, entry.usage);
+		} else if ((entry.type === "branch_summary" || entry.type === "compaction") && entry.usage) {
+			usageTotals.addUsageToTotals(usageTotals_, entry.usage);
+		}
+		if (entry.type !== "message") continue;
+		totalMessages++;
+		const message = entry.message;
+		if (message.role === "user") {
+			userMessages++;
+		} else if (message.role === "toolResult") {
+			toolResults++;
+			if (message.usage) usageTotals.addUsageToTotals(usageTotals_, message.usage);
+		} else if (message.role === "assistant") {
+			assistantMessages++;
+			if (Array.isArray(message.content)) toolCalls += message.content.filter((c) => c.type === "toolCall").length;
+			usageTotals.addUsageToTotals(usageTotals_, message.usage);
+		}
+	}
+	return {
+		sessionFile: sessionManager.getSessionFile(),
+		sessionId: sessionManager.getSessionId(),
+		userMessages,
+		assistantMessages,
+		toolCalls,
+		toolResults,
+		totalMessages,
+		tokens: {
+			input: usageTotals_.input,
+			output: usageTotals_.output,
+			cacheRead: usageTotals_.cacheRead,
+			cacheWrite: usageTotals_.cacheWrite,
+			total: usageTotals_.input + usageTotals_.output + usageTotals_.cacheRead + usageTotals_.cacheWrite,
+		},
+		cost: usageTotals_.cost,
+	};
+}
+
+/** The value or what it threw, for comparison. */
+function outcome(fn) {
+	try {
+		return { value: fn() };
+	} catch (error) {
+		return { thrown: `${error?.constructor?.name}: ${error?.message}` };
+	}
+}
+
+// ===== random sessions =====
+
+const PROVIDERS = ["anthropic", "openai", "google"];
+const MODELS = ["claude-opus-4-5", "gpt-5.1", "gemini-2.5-pro", "m\u00e9lange-\u{1F600}"];
+
+function oddNumber(rng) {
+	return rng.weighted([
+		[20, () => rng.int(5000)],
+		[3, () => rng.float() * 100],
+		[2, () => -rng.int(100)],
+		[2, () => String(rng.int(50))],
+		[1, () => "NaN"],
+		[1, () => null],
+		[1, () => undefined],
+		[1, () => true],
+		[1, () => [rng.int(3), [rng.int(3)]]],
+		[1, () => ({ n: 1 })],
+		[1, () => 1e308],
+		[1, () => 0.1],
+	])();
+}
+
+/** A usage value: mostly well-formed, sometimes odd in one field, rarely fatal. */
+function randomUsage(rng, { odd, fatal }) {
+	if (fatal && rng.bool(0.3)) return rng.pick([undefined, null, "text", 0, false, [1]]);
+	const field = () => (odd && rng.bool(0.15) ? oddNumber(rng) : rng.int(20000));
+	const usage = {
+		input: field(),
+		output: field(),
+		cacheRead: field(),
+		cacheWrite: field(),
+		totalTokens: rng.int(100000),
+	};
+	if (rng.bool(0.3)) usage.reasoning = rng.int(1000);
+	if (rng.bool(0.3)) usage.cacheWrite1h = rng.int(1000);
+	const total = odd && rng.bool(0.1) ? oddNumber(rng) : Math.round(rng.float() * 1e6) / 1e6;
+	usage.cost = { input: 0.001, output: 0.002, cacheRead: 0, cacheWrite: 0, total };
+	if (fatal && rng.bool(0.3)) usage.cost = rng.pick([undefined, null, 5, "x", [0.5]]);
+	for (const key of Object.keys(usage)) if (usage[key] === undefined) delete usage[key];
+	return usage;
+}
+
+/** Timestamps around DST changes in several zones, and a few unreadable ones. */
+const EDGES = [
+	"2024-03-10T07:00:00.000Z", // New York spring forward
+	"2024-11-03T06:00:00.000Z", // New York fall back
+	"2024-03-31T01:00:00.000Z", // London
+	"2024-04-06T15:00:00.000Z", // Lord Howe (half-hour DST)
+	"2024-09-29T14:00:00.000Z", // Chatham
+	"2024-12-31T10:45:00.000Z", // year and ISO week edge in Kathmandu
+].map((s) => Date.parse(s));
+
+function randomTime(rng) {
+	return new Date(rng.pick(EDGES) + Math.round((rng.float() - 0.5) * 3 * 86400000)).toISOString();
+}
+
+function randomTimestamp(rng, odd) {
+	if (odd && rng.bool(0.05)) return rng.pick([undefined, "yesterday", 1700000000000, null, "2024-03-10T07:00:00+02:00"]);
+	return randomTime(rng);
+}
+
+function randomEntry(rng, { odd, fatal, id, parentId }) {
+	const base = { id, parentId, timestamp: randomTimestamp(rng, odd) };
+	if (base.timestamp === undefined) delete base.timestamp;
+	const model = rng.pick(MODELS);
+	const provider = odd && rng.bool(0.05) ? rng.pick([undefined, null, 7]) : rng.pick(PROVIDERS);
+	return rng.weighted([
+		[4, () => ({ type: "message", ...base, message: { role: "user", content: "hello", timestamp: 1 } })],
+		[
+			8,
+			() => {
+				const content = [{ type: "text", text: "hi" }];
+				for (let i = rng.int(3); i > 0; i--) content.push({ type: "toolCall", id: "c", name: "bash", arguments: {} });
+				if (odd && rng.bool(0.1)) content.push(rng.pick([5, "s", [], { type: 1 }, { type: "toolCall", type2: 1 }]));
+				if (fatal && rng.bool(0.1)) content.push(null);
+				const message = { role: "assistant", content, api: "x", provider, model, usage: randomUsage(rng, { odd, fatal }), stopReason: "stop", timestamp: 1 };
+				if (rng.bool(0.2)) message.responseModel = rng.pick([`${model}-2025`, null]);
+				if (message.usage === undefined) delete message.usage;
+				return { type: "message", ...base, message };
+			},
+		],
+		[
+			4,
+			() => {
+				const message = { role: "toolResult", toolCallId: "c", toolName: "bash", content: [{ type: "text", text: "ok" }], isError: false, timestamp: 1 };
+				if (rng.bool(0.4)) message.usage = randomUsage(rng, { odd, fatal: false });
+				if (odd && rng.bool(0.05)) message.usage = rng.pick([0, "", null, "x"]);
+				return { type: "message", ...base, message };
+			},
+		],
+		[
+			2,
+			() => {
+				const entry = { type: "usage", ...base, provider, model, usage: randomUsage(rng, { odd, fatal }) };
+				if (entry.usage === undefined) delete entry.usage;
+				return entry;
+			},
+		],
+		[
+			1,
+			() => {
+				const entry = { type: "compaction", ...base, summary: "s", firstKeptEntryId: id, tokensBefore: 10 };
+				if (rng.bool(0.6)) entry.usage = randomUsage(rng, { odd, fatal });
+				return entry;
+			},
+		],
+		[
+			1,
+			() => {
+				const entry = { type: "branch_summary", ...base, fromId: id, summary: "s" };
+				if (rng.bool(0.6)) entry.usage = randomUsage(rng, { odd, fatal });
+				return entry;
+			},
+		],
+		[1, () => ({ type: "model_change", ...base, provider, modelId: model })],
+		[1, () => ({ type: "custom_message", ...base, customType: "x", content: "c", display: true })],
+		[odd ? 1 : 0, () => ({ type: "message", ...base, message: { role: "custom", content: "c" } })],
+	])();
+}
+
+function randomLines(rng, count, { odd, fatal, idStart = 0 }) {
+	const out = [];
+	let parentId = null;
+	for (let i = 0; i < count; i++) {
+		const id = `e${idStart + i}`.padStart(8, "0");
+		const entry = randomEntry(rng, { odd, fatal, id, parentId });
+		parentId = id;
+		out.push(JSON.stringify(entry));
+		if (odd && rng.bool(0.03)) out.push(rng.pick(["", "{not json", "5", "[1,2]", '"str"', "null", "  "]));
+	}
+	return out;
+}
+
+function headerLine(id, cwd) {
+	return JSON.stringify({ type: "session", version: 3, id, timestamp: "2024-03-01T00:00:00.000Z", cwd });
+}
+
+function writeSession(file, rng, { odd, fatal, count, cwd }) {
+	const id = `0190${rng.int(1e8)}`.padEnd(12, "0");
+	const lines = [headerLine(id, cwd), ...randomLines(rng, count, { odd, fatal })];
+	fs.writeFileSync(file, `${lines.join(rng.bool(0.1) ? "\r\n" : "\n")}\n`);
+}
+
+// ===== getSessionStats and getUsageCostBreakdown =====
+
+test("getSessionStats and getUsageCostBreakdown equal pi's loops over getEntries()", () => {
+	const dir = tempDir("stats");
+	let compared = 0;
+	let threw = 0;
+	for (let s = 0; s < SESSIONS; s++) {
+		const seed = (SEED + s) >>> 0;
+		withSeed(`session ${s}`, seed, () => {
+			const rng = new Rng(seed);
+			const odd = rng.bool(0.6);
+			const fatal = rng.bool(0.2);
+			const file = path.join(dir, `s${s}.jsonl`);
+			writeSession(file, rng, { odd, fatal, count: 1 + rng.int(60), cwd: "/work/p" });
+			const ref = RefSM.open(file);
+			const expectedStats = outcome(() => referenceStats(ref));
+			const expectedBreakdown = outcome(() => usageTotals.getUsageCostBreakdown(ref.getEntries()));
+			if (expectedStats.thrown) threw++;
+			assert.deepStrictEqual(outcome(() => ours.getSessionStats(file)), expectedStats, "by path");
+			const mine = ours.SessionManager.open(file);
+			assert.deepStrictEqual(outcome(() => ours.getSessionStats(mine)), expectedStats, "our SessionManager");
+			assert.deepStrictEqual(outcome(() => ours.getSessionStats(ref)), expectedStats, "the reference's SessionManager");
+			assert.deepStrictEqual(outcome(() => ours.getUsageCostBreakdown(file)), expectedBreakdown, "breakdown by path");
+			assert.deepStrictEqual(outcome(() => ours.getUsageCostBreakdown(mine)), expectedBreakdown, "breakdown of a manager");
+			assert.deepStrictEqual(
+				outcome(() => ours.getUsageCostBreakdown(ref.getEntries())),
+				expectedBreakdown,
+				"breakdown of entries",
+			);
+			// Entries appended to the open manager count (persisted lines and objects alike).
+			const more = randomLines(rng, 3, { odd, fatal: false, idStart: 1000 })
+				.map((l) => outcome(() => JSON.parse(l)).value)
+				.filter((e) => e !== null && typeof e === "object");
+			for (const entry of more) {
+				if (entry.type === "message") {
+					const appended = outcome(() => mine.appendMessage(entry.message));
+					assert.deepStrictEqual(Object.keys(appended), Object.keys(outcome(() => ref.appendMessage(entry.message))), "append");
+				}
+			}
+			assert.deepStrictEqual(
+				outcome(() => ours.getSessionStats(mine)),
+				{ ...outcome(() => referenceStats(ref)) },
+				"after appends",
+			);
+			compared++;
+		});
+	}
+	assert.equal(compared, SESSIONS);
+	// The seeds must reach the throwing paths too (over 60 sessions they do).
+	if (SESSIONS >= 60) assert.ok(threw > 0, "no session threw");
+	fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("getSessionStats of an in-memory manager and of files that are not sessions", () => {
+	const mine = ours.SessionManager.inMemory("/work/p");
+	const ref = RefSM.inMemory("/work/p");
+	const usage = { input: 1, output: 2, cacheRead: 3, cacheWrite: 4, totalTokens: 10, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.25 } };
+	for (const sm of [mine, ref]) {
+		sm.appendMessage({ role: "user", content: "hi", timestamp: 1 });
+		sm.appendMessage({ role: "assistant", content: [{ type: "toolCall", id: "a", name: "b", arguments: {} }], usage, provider: "p", model: "m", api: "x", stopReason: "stop", timestamp: 2 });
+	}
+	const expected = referenceStats(ref);
+	assert.deepStrictEqual({ ...ours.getSessionStats(mine), sessionId: expected.sessionId }, expected);
+	assert.deepStrictEqual(ours.getUsageCostBreakdown(mine), usageTotals.getUsageCostBreakdown(ref.getEntries()));
+	const dir = tempDir("stats-bad");
+	const notSession = path.join(dir, "x.jsonl");
+	fs.writeFileSync(notSession, '{"type":"message"}\n');
+	assert.throws(() => ours.getSessionStats(notSession), { message: `Session file is not a valid pi session: ${notSession}` });
+	assert.throws(() => ours.getSessionStats(path.join(dir, "missing.jsonl")), { code: "ENOENT" });
+	assert.throws(() => ours.getSessionStats(42), TypeError);
+	// Reading by path never writes: the bytes stay as they were.
+	const v1 = path.join(dir, "v1.jsonl");
+	fs.writeFileSync(v1, '{"type":"session","id":"old","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/x"}\n{"type":"message","timestamp":"2024-01-01T00:00:00.000Z","message":{"role":"user","content":"a"}}\n');
+	const before = fs.readFileSync(v1, "utf8");
+	assert.equal(ours.getSessionStats(v1).userMessages, 1);
+	assert.equal(fs.readFileSync(v1, "utf8"), before);
+	fs.rmSync(dir, { recursive: true, force: true });
+});
+
+// ===== usageReport =====
+
+const ZONES = ["UTC", "America/New_York", "Europe/London", "Australia/Lord_Howe", "Asia/Kathmandu", "Pacific/Chatham"];
+const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
+
+function localDate(ms, zone) {
+	const parts = new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" }).formatToParts(new Date(ms));
+	const get = (t) => parts.find((p) => p.type === t).value;
+	return `${get("year")}-${get("month")}-${get("day")}`;
+}
+
+function isoWeek(date) {
+	const [y, m, d] = date.split("-").map(Number);
+	const t = new Date(Date.UTC(y, m - 1, d));
+	t.setUTCDate(t.getUTCDate() + 4 - (t.getUTCDay() || 7)); // the Thursday of this ISO week
+	const year = t.getUTCFullYear();
+	const week = Math.ceil(((t - Date.UTC(year, 0, 1)) / 86400000 + 1) / 7);
+	return `${year}-W${String(week).padStart(2, "0")}`;
+}
+
+/** The report's record of an entry by the documented rules, or null. */
+function record(entry) {
+	let key;
+	let usage;
+	const m = entry.message;
+	if (entry.type === "message" && m !== null && typeof m === "object" && !Array.isArray(m)) {
+		if (m.role === "assistant") {
+			key = `${m.provider}/${m.responseModel ?? m.model}`;
+			usage = m.usage;
+		} else if (m.role === "toolResult") {
+			key = "Tools/summaries";
+			usage = m.usage;
+		}
+	} else if (entry.type === "usage") {
+		key = `${entry.provider}/${entry.model}`;
+		usage = entry.usage;
+	} else if (entry.type === "branch_summary" || entry.type === "compaction") {
+		key = "Tools/summaries";
+		usage = entry.usage;
+	}
+	if (!key || !usage) return null;
+	if (typeof entry.timestamp !== "string" || !RFC3339.test(entry.timestamp)) return null;
+	const time = Date.parse(entry.timestamp);
+	if (Number.isNaN(time)) return null;
+	const num = (v) => (typeof v === "number" ? v : 0);
+	const cost = usage.cost !== null && typeof usage.cost === "object" && !Array.isArray(usage.cost) ? num(usage.cost.total) : 0;
+	return { key, time, input: num(usage.input), output: num(usage.output), cacheRead: num(usage.cacheRead), cacheWrite: num(usage.cacheWrite), cost };
+}
+
+function expectedReport(infos, { groupBy, since, until, timezone }) {
+	const rows = new Map();
+	const totals = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0, sessions: 0 };
+	for (const info of [...infos].sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)))) {
+		const entries = RefSM.open(info.path).getEntries();
+		const seen = new Set();
+		let counted = false;
+		for (const entry of entries) {
+			const r = record(entry);
+			if (!r) continue;
+			const date = localDate(r.time, timezone);
+			if ((since && date < since) || (until && date > until)) continue;
+			const key = { day: date, week: isoWeek(date), month: date.slice(0, 7), session: info.path, model: r.key, project: info.cwd }[groupBy];
+			let row = rows.get(key);
+			if (!row) rows.set(key, (row = { key, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, sessions: 0 }));
+			for (const f of ["input", "output", "cacheRead", "cacheWrite", "cost"]) {
+				row[f] += r[f];
+				totals[f] += r[f];
+			}
+			if (!seen.has(key)) row.sessions++;
+			seen.add(key);
+			counted = true;
+		}
+		if (counted) totals.sessions++;
+	}
+	const out = [...rows.values()]
+		.map((r) => ({ ...r, totalTokens: r.input + r.output + r.cacheRead + r.cacheWrite }))
+		.filter((r) => r.cost !== 0 || r.totalTokens !== 0);
+	if (["day", "week", "month"].includes(groupBy)) out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+	else out.sort((a, b) => b.cost - a.cost || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+	totals.totalTokens = totals.input + totals.output + totals.cacheRead + totals.cacheWrite;
+	return { rows: out, totals };
+}
+
+function close(actual, expected, what) {
+	const ok = actual === expected || Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected));
+	assert.ok(ok, `${what}: ${actual} !== ${expected}`);
+}
+
+function compareReports(actual, expected, label) {
+	assert.deepStrictEqual(
+		actual.rows.map((r) => [r.key, r.sessions]),
+		expected.rows.map((r) => [r.key, r.sessions]),
+		`${label}: row keys`,
+	);
+	const fields = ["input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"];
+	actual.rows.forEach((row, i) => {
+		for (const f of fields) close(row[f], expected.rows[i][f], `${label}: ${row.key}.${f}`);
+	});
+	for (const f of fields) close(actual.totals[f], expected.totals[f], `${label}: totals.${f}`);
+	assert.equal(actual.totals.sessions, expected.totals.sessions, `${label}: totals.sessions`);
+}
+
+test("usageReport groups pi's usage by day, week, month, session, model and project in any zone", async () => {
+	const rng = new Rng(SEED ^ 0x5eed);
+	const agentDir = tempDir("report");
+	const sessionsDir = path.join(agentDir, "sessions");
+	const folders = ["--work-a--", "--work-b--"].map((f) => path.join(sessionsDir, f));
+	const files = [];
+	for (const folder of folders) {
+		fs.mkdirSync(folder, { recursive: true });
+		for (let i = 0; i < 12; i++) {
+			const file = path.join(folder, `2024-03-0${1 + (i % 9)}T00-00-00-000Z_${i}.jsonl`);
+			writeSession(file, rng, { odd: rng.bool(0.5), fatal: false, count: 1 + rng.int(40), cwd: rng.pick(["/work/a", "/work/b", "/work/c"]) });
+			files.push(file);
+		}
+	}
+	// A file the listing leaves out (a null message) is left out of reports too.
+	fs.appendFileSync(files[0], `${JSON.stringify({ type: "message", timestamp: EDGES[0] ? new Date(EDGES[0]).toISOString() : "", message: null })}\n`);
+	const previous = process.env.PI_CODING_AGENT_DIR;
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+	try {
+		for (let round = 0; round < 3; round++) {
+			await withSeed(`round ${round}`, SEED, async () => {
+				const all = await RefSM.listAll();
+				assert.ok(all.length >= 20);
+				for (const groupBy of ["day", "week", "month", "session", "model", "project"]) {
+					const timezone = rng.pick(ZONES);
+					const since = rng.bool(0.3) ? localDate(rng.pick(EDGES) - 86400000, timezone) : undefined;
+					const until = rng.bool(0.3) ? localDate(rng.pick(EDGES) + 86400000, timezone) : undefined;
+					const options = { groupBy, timezone, since, until };
+					const label = `${JSON.stringify(options)} round ${round}`;
+					compareReports(await ours.usageReport(options), expectedReport(all, options), `listAll ${label}`);
+					const one = await RefSM.list("/work/a", folders[1]);
+					compareReports(
+						await ours.usageReport({ ...options, cwd: "/work/a", sessionDir: folders[1] }),
+						expectedReport(one, options),
+						`list(cwd, dir) ${label}`,
+					);
+				}
+			});
+			// Append to some files (whole lines and a cut last line), add a file, remove one.
+			for (const file of files.slice(round * 4, round * 4 + 4)) {
+				const appended = randomLines(rng, 5, { odd: false, fatal: false, idStart: 500 + round * 10 });
+				fs.appendFileSync(file, `${appended.join("\n")}\n${round === 1 ? appended[0].slice(0, 20) : ""}`);
+			}
+			const added = path.join(folders[0], `2024-04-0${round}T00-00-00-000Z_new.jsonl`);
+			writeSession(added, rng, { odd: false, fatal: false, count: 10, cwd: "/work/a" });
+			fs.rmSync(files[files.length - 1 - round]);
+		}
+	} finally {
+		if (previous === undefined) delete process.env.PI_CODING_AGENT_DIR;
+		else process.env.PI_CODING_AGENT_DIR = previous;
+	}
+	fs.rmSync(agentDir, { recursive: true, force: true });
+});
+
+test("usageReport rejects bad options and honours onProgress and AbortSignal", async () => {
+	const dir = tempDir("report-opts");
+	for (let i = 0; i < 30; i++) writeSession(path.join(dir, `${i}.jsonl`), new Rng(i), { odd: false, fatal: false, count: 5, cwd: "/x" });
+	await assert.rejects(ours.usageReport({ sessionDir: dir, groupBy: "year" }), TypeError);
+	await assert.rejects(ours.usageReport({ sessionDir: dir, groupBy: "day", since: "2024-1-1" }), TypeError);
+	await assert.rejects(ours.usageReport({ sessionDir: dir, groupBy: "day", until: "2024-02-30" }), RangeError);
+	await assert.rejects(ours.usageReport({ sessionDir: dir, groupBy: "day", timezone: "Mars/Olympus" }), RangeError);
+	const calls = [];
+	const report = await ours.usageReport({ sessionDir: dir, groupBy: "session", onProgress: (loaded, total) => calls.push([loaded, total]) });
+	assert.equal(report.rows.length, 30);
+	assert.ok(calls.length > 0 && calls.at(-1)[0] === 30 && calls.every(([, total]) => total === 30));
+	const controller = new AbortController();
+	controller.abort(new Error("stop"));
+	await assert.rejects(ours.usageReport({ sessionDir: dir, groupBy: "day", signal: controller.signal }), { message: "stop" });
+	await assert.rejects(
+		ours.usageReport({
+			sessionDir: dir,
+			groupBy: "day",
+			onProgress: () => {
+				throw new Error("from progress");
+			},
+		}),
+		{ message: "from progress" },
+	);
+	// A missing folder is an empty report.
+	assert.deepStrictEqual((await ours.usageReport({ sessionDir: path.join(dir, "none"), groupBy: "day" })).rows, []);
+	fs.rmSync(dir, { recursive: true, force: true });
+});
+
+test("usageReport with a persistent cache answers a new process the same", async () => {
+	const { spawnSync } = await import("node:child_process");
+	const dir = tempDir("report-cache");
+	const cacheDir = tempDir("report-cache-store");
+	for (let i = 0; i < 20; i++) writeSession(path.join(dir, `${i}.jsonl`), new Rng(SEED + i), { odd: true, fatal: false, count: 20, cwd: "/x" });
+	const script = `const m = require(${JSON.stringify(path.join(REPO_ROOT, "index.js"))});
+m.configureListing({ cacheDir: ${JSON.stringify(cacheDir)} });
+m.usageReport({ sessionDir: ${JSON.stringify(dir)}, groupBy: "model", timezone: "UTC" }).then((r) => console.log(JSON.stringify(r)));`;
+	const run = () => {
+		const r = spawnSync(process.execPath, ["-e", script], { encoding: "utf8" });
+		assert.equal(r.status, 0, r.stderr);
+		return JSON.parse(r.stdout);
+	};
+	const first = run();
+	assert.ok(fs.readdirSync(cacheDir).some((f) => f.startsWith("pi-session-native-usage")));
+	assert.deepStrictEqual(run(), first);
+	fs.appendFileSync(path.join(dir, "0.jsonl"), `${randomLines(new Rng(1), 5, { odd: false, fatal: false, idStart: 900 }).join("\n")}\n`);
+	const grown = run();
+	const fresh = await ours.usageReport({ sessionDir: dir, groupBy: "model", timezone: "UTC" });
+	assert.deepStrictEqual(grown, JSON.parse(JSON.stringify(fresh)));
+	fs.rmSync(dir, { recursive: true, force: true });
+	fs.rmSync(cacheDir, { recursive: true, force: true });
+});

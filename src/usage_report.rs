@@ -1,0 +1,525 @@
+//! Usage across sessions: the per-file tallies of the scan (`usage::UsageTally`)
+//! grouped by day, ISO week or month in a time zone, or by session, model or
+//! project.
+//!
+//! Sums are added in one fixed order, so a report is the same double every
+//! time: sessions in byte order of their paths, and within a session its
+//! quarter-hour buckets in the order they first appear in the file (each
+//! bucket adds its entries in file order).
+
+use foldhash::{HashMap, HashMapExt};
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use jiff::Timestamp;
+
+use crate::scanner::{CachedUsage, SummaryCache};
+use crate::usage::{Amounts, UsageTally, SLOT_MS};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GroupBy {
+    Day,
+    Week,
+    Month,
+    Session,
+    Model,
+    Project,
+}
+
+impl GroupBy {
+    pub fn parse(name: &str) -> Option<GroupBy> {
+        Some(match name {
+            "day" => GroupBy::Day,
+            "week" => GroupBy::Week,
+            "month" => GroupBy::Month,
+            "session" => GroupBy::Session,
+            "model" => GroupBy::Model,
+            "project" => GroupBy::Project,
+            _ => return None,
+        })
+    }
+
+    fn is_time(self) -> bool {
+        matches!(self, GroupBy::Day | GroupBy::Week | GroupBy::Month)
+    }
+}
+
+/// One session file of a report.
+pub struct ReportFile<'a> {
+    pub path: &'a str,
+    /// The header's `cwd` ("" when it is not a string, as in `SessionInfo`).
+    pub cwd: &'a str,
+    pub tally: &'a UsageTally,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ReportRow {
+    pub key: String,
+    pub amounts: Amounts,
+    pub sessions: u32,
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Report {
+    pub rows: Vec<ReportRow>,
+    /// All the rows together (`key` is empty).
+    pub totals: ReportRow,
+}
+
+pub struct ReportOptions {
+    pub group_by: GroupBy,
+    /// First and last local dates counted (inclusive).
+    pub since: Option<Date>,
+    pub until: Option<Date>,
+    pub zone: TimeZone,
+}
+
+/// A `YYYY-MM-DD` date; `None` for anything else.
+pub fn parse_date(text: &str) -> Option<Date> {
+    let b = text.as_bytes();
+    if b.len() != 10 || b[4] != b'-' || b[7] != b'-' {
+        return None;
+    }
+    let digits = |r: std::ops::Range<usize>| {
+        b[r.clone()]
+            .iter()
+            .all(u8::is_ascii_digit)
+            .then(|| text[r].parse::<i16>().ok())
+            .flatten()
+    };
+    let (y, m, d) = (digits(0..4)?, digits(5..7)?, digits(8..10)?);
+    Date::new(y, m as i8, d as i8).ok()
+}
+
+/// Row keys of quarter hours in the report's zone, found once per slot.
+struct LocalSlots<'z> {
+    zone: &'z TimeZone,
+    group_by: GroupBy,
+    since: Option<Date>,
+    until: Option<Date>,
+    /// Slot to row key (`None`: outside since/until).
+    seen: HashMap<i64, Option<u32>>,
+}
+
+impl LocalSlots<'_> {
+    fn date(&self, slot: i64) -> Option<Date> {
+        let ms = (slot as f64 * SLOT_MS) as i64;
+        let time = Timestamp::from_millisecond(ms).ok()?;
+        Some(self.zone.to_datetime(time).date())
+    }
+
+    fn key(&mut self, slot: i64, rows: &mut RowSet) -> Option<u32> {
+        if let Some(&row) = self.seen.get(&slot) {
+            return row;
+        }
+        let row = self.date(slot).and_then(|date| {
+            if self.since.is_some_and(|s| date < s) || self.until.is_some_and(|u| date > u) {
+                return None;
+            }
+            let key = match self.group_by {
+                GroupBy::Day => {
+                    format!("{:04}-{:02}-{:02}", date.year(), date.month(), date.day())
+                }
+                GroupBy::Week => {
+                    let week = date.iso_week_date();
+                    format!("{:04}-W{:02}", week.year(), week.week())
+                }
+                _ => format!("{:04}-{:02}", date.year(), date.month()),
+            };
+            Some(rows.index(key))
+        });
+        self.seen.insert(slot, row);
+        row
+    }
+}
+
+/// The report's rows by key, in the order they were met.
+#[derive(Default)]
+struct RowSet {
+    index: std::collections::HashMap<String, u32>,
+    rows: Vec<ReportRow>,
+}
+
+impl RowSet {
+    fn index(&mut self, key: String) -> u32 {
+        if let Some(&i) = self.index.get(&key) {
+            return i;
+        }
+        let i = self.rows.len() as u32;
+        self.rows.push(ReportRow {
+            key: key.clone(),
+            ..ReportRow::default()
+        });
+        self.index.insert(key, i);
+        i
+    }
+}
+
+pub fn report(files: &[ReportFile], options: &ReportOptions) -> Report {
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by(|&a, &b| files[a].path.cmp(files[b].path));
+    let mut rows = RowSet::default();
+    let mut slots = LocalSlots {
+        zone: &options.zone,
+        group_by: options.group_by,
+        since: options.since,
+        until: options.until,
+        seen: HashMap::new(),
+    };
+    let filtered = options.since.is_some() || options.until.is_some();
+    let mut totals = ReportRow::default();
+    // This file's subtotals by row, in the order met.
+    let mut subtotals: Vec<(u32, Amounts)> = Vec::new();
+    let mut key_rows: Vec<Option<u32>> = Vec::new();
+    for &i in &order {
+        let file = &files[i];
+        subtotals.clear();
+        key_rows.clear();
+        key_rows.resize(file.tally.keys.len(), None);
+        let mut file_total = Amounts::default();
+        let mut counted = false;
+        for bucket in &file.tally.buckets {
+            let time_row = if options.group_by.is_time() || filtered {
+                match slots.key(bucket.slot, &mut rows) {
+                    Some(row) => Some(row),
+                    None => continue,
+                }
+            } else {
+                None
+            };
+            let row = match options.group_by {
+                GroupBy::Day | GroupBy::Week | GroupBy::Month => time_row.unwrap_or(0),
+                GroupBy::Session => rows.index(file.path.to_string()),
+                GroupBy::Project => rows.index(file.cwd.to_string()),
+                GroupBy::Model => {
+                    let k = bucket.key as usize;
+                    match key_rows[k] {
+                        Some(row) => row,
+                        None => {
+                            let name = String::from_utf8_lossy(&file.tally.keys[k]).into_owned();
+                            let row = rows.index(name);
+                            key_rows[k] = Some(row);
+                            row
+                        }
+                    }
+                }
+            };
+            counted = true;
+            file_total.add(&bucket.amounts);
+            match subtotals.iter_mut().find(|(r, _)| *r == row) {
+                Some((_, sum)) => sum.add(&bucket.amounts),
+                None => subtotals.push((row, bucket.amounts)),
+            }
+        }
+        for (row, sum) in &subtotals {
+            let r = &mut rows.rows[*row as usize];
+            r.amounts.add(sum);
+            r.sessions += 1;
+        }
+        if counted {
+            totals.amounts.add(&file_total);
+            totals.sessions += 1;
+        }
+    }
+    let mut out: Vec<ReportRow> = rows
+        .rows
+        .into_iter()
+        .filter(|r| r.sessions > 0 && (r.amounts.cost != 0.0 || r.amounts.tokens() != 0.0))
+        .collect();
+    if options.group_by.is_time() {
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+    } else {
+        out.sort_by(|a, b| {
+            b.amounts
+                .cost
+                .partial_cmp(&a.amounts.cost)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then_with(|| a.key.cmp(&b.key))
+        });
+    }
+    Report { rows: out, totals }
+}
+
+/// The session files of a report, each with its accounting summary.
+#[derive(Default)]
+pub struct Corpus {
+    files: Vec<(String, String, CachedUsage)>,
+}
+
+/// Reads the `.jsonl` files of `dirs` on `threads` threads through `cache`
+/// (only what was appended since the cache last saw a file), reporting
+/// `progress(done, total)` as files finish. Files the listing leaves out are
+/// left out. Cached files of the folders that are no longer there drop out
+/// of the cache.
+pub fn scan_corpus(
+    cache: &SummaryCache,
+    dirs: &[PathBuf],
+    threads: usize,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(usize, usize) + Sync),
+) -> Corpus {
+    let listed: Vec<Option<Vec<String>>> = dirs
+        .iter()
+        .map(|d| crate::discovery::session_names_lossy(d).ok())
+        .collect();
+    let read: Vec<bool> = listed.iter().map(Option::is_some).collect();
+    let files: Vec<(u32, String)> = listed
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, names)| {
+            names
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |n| (i as u32, n))
+        })
+        .collect();
+    let paths: Vec<PathBuf> = files
+        .iter()
+        .map(|(folder, name)| dirs[*folder as usize].join(name))
+        .collect();
+    let folders = crate::discovery::HeldFolders::open(dirs, &read);
+    let found: Mutex<Vec<(usize, CachedUsage)>> = Mutex::new(Vec::with_capacity(paths.len()));
+    let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, paths.len().max(1)) {
+            scope.spawn(|| loop {
+                if cancel.load(Ordering::Relaxed) {
+                    return;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                if i >= paths.len() {
+                    return;
+                }
+                let (folder, name) = &files[i];
+                let usage = folders.stat(*folder, name).ok().and_then(|st| {
+                    crate::scanner::usage_stat(cache, &paths[i], &st)
+                        .ok()
+                        .flatten()
+                });
+                if let Some(u) = usage {
+                    if let Ok(mut found) = found.lock() {
+                        found.push((i, u));
+                    }
+                }
+                progress(done.fetch_add(1, Ordering::Relaxed) + 1, paths.len());
+            });
+        }
+    });
+    if !cancel.load(Ordering::Relaxed) {
+        let whole: Vec<&std::path::Path> = dirs
+            .iter()
+            .zip(&read)
+            .filter(|(_, &r)| r)
+            .map(|(d, _)| d.as_path())
+            .collect();
+        cache.retain_listed(&whole, &paths);
+    }
+    let found = found.into_inner().unwrap_or_default();
+    Corpus {
+        files: found
+            .into_iter()
+            .filter_map(|(i, usage)| {
+                let cwd = usage.usage()?.1.cwd.clone();
+                Some((paths[i].to_string_lossy().into_owned(), cwd, usage))
+            })
+            .collect(),
+    }
+}
+
+impl Corpus {
+    /// The distinct `cwd`s of the sessions, for a caller's filter.
+    pub fn cwds(&self) -> Vec<String> {
+        let mut seen: Vec<String> = self.files.iter().map(|f| f.1.clone()).collect();
+        seen.sort();
+        seen.dedup();
+        seen
+    }
+
+    /// The report over the sessions whose cwd is in `cwds` (all with `None`).
+    pub fn report(&self, options: &ReportOptions, cwds: Option<&[String]>) -> Report {
+        let files: Vec<ReportFile> = self
+            .files
+            .iter()
+            .filter(|(_, cwd, _)| cwds.is_none_or(|c| c.contains(cwd)))
+            .filter_map(|(path, cwd, usage)| {
+                Some(ReportFile {
+                    path,
+                    cwd,
+                    tally: usage.usage()?.1,
+                })
+            })
+            .collect();
+        report(&files, options)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tally(entries: &[(&str, &str, f64)]) -> UsageTally {
+        let mut t = UsageTally::default();
+        for (time, key, cost) in entries {
+            let ms = time.parse::<Timestamp>().unwrap().as_millisecond() as f64;
+            t.add(
+                (ms / SLOT_MS).floor() as i64,
+                key.as_bytes(),
+                &Amounts {
+                    input: 1.0,
+                    cost: *cost,
+                    ..Amounts::default()
+                },
+            );
+        }
+        t
+    }
+
+    #[test]
+    fn days_follow_the_zone_across_dst() {
+        // New York: 2024-03-10 02:00 EST -> 03:00 EDT.
+        let t = tally(&[
+            ("2024-03-10T04:59:00Z", "a/m", 1.0), // 23:59 EST on the 9th
+            ("2024-03-10T05:00:00Z", "a/m", 2.0), // 00:00 EST on the 10th
+            ("2024-03-11T03:59:00Z", "a/m", 4.0), // 23:59 EDT on the 10th
+            ("2024-03-11T04:00:00Z", "b/m", 8.0), // 00:00 EDT on the 11th
+        ]);
+        let files = [ReportFile {
+            path: "/x.jsonl",
+            cwd: "/p",
+            tally: &t,
+        }];
+        let zone = TimeZone::get("America/New_York").unwrap();
+        let options = |group_by, since, until| ReportOptions {
+            group_by,
+            since,
+            until,
+            zone: zone.clone(),
+        };
+        let r = report(&files, &options(GroupBy::Day, None, None));
+        let keys: Vec<(&str, f64)> = r
+            .rows
+            .iter()
+            .map(|r| (r.key.as_str(), r.amounts.cost))
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("2024-03-09", 1.0),
+                ("2024-03-10", 6.0),
+                ("2024-03-11", 8.0)
+            ]
+        );
+        assert_eq!(r.totals.amounts.cost, 15.0);
+        assert_eq!(r.totals.sessions, 1);
+        let r = report(
+            &files,
+            &options(
+                GroupBy::Model,
+                parse_date("2024-03-10"),
+                parse_date("2024-03-10"),
+            ),
+        );
+        assert_eq!(r.rows.len(), 1);
+        assert_eq!(
+            (r.rows[0].key.as_str(), r.rows[0].amounts.cost),
+            ("a/m", 6.0)
+        );
+        let r = report(&files, &options(GroupBy::Week, None, None));
+        let keys: Vec<&str> = r.rows.iter().map(|r| r.key.as_str()).collect();
+        assert_eq!(keys, ["2024-W10", "2024-W11"]);
+    }
+
+    #[test]
+    fn the_accounting_scan_reads_appends_and_survives_its_cache_file() {
+        use std::io::Write;
+        let dir = std::env::temp_dir().join(format!("pisn-usage-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let header = "{\"type\":\"session\",\"id\":\"s\",\"cwd\":\"/p\"}\n";
+        let usage = |cost: f64, time: &str| {
+            format!("{{\"type\":\"usage\",\"timestamp\":\"{time}\",\"provider\":\"a\",\"model\":\"m\",\"usage\":{{\"input\":1,\"output\":2,\"cacheRead\":0,\"cacheWrite\":0,\"cost\":{{\"total\":{cost}}}}}}}\n")
+        };
+        let file = dir.join("a.jsonl");
+        std::fs::write(
+            &file,
+            format!("{header}{}", usage(0.5, "2024-01-01T10:00:00.000Z")),
+        )
+        .unwrap();
+        // Left out, as the listing leaves it out: a null message.
+        std::fs::write(
+            dir.join("b.jsonl"),
+            format!(
+                "{header}{{\"type\":\"message\",\"message\":null}}\n{}",
+                usage(9.0, "2024-01-01T10:00:00.000Z")
+            ),
+        )
+        .unwrap();
+        let options = ReportOptions {
+            group_by: GroupBy::Day,
+            since: None,
+            until: None,
+            zone: TimeZone::UTC,
+        };
+        let cache = SummaryCache::for_accounting();
+        let cancel = AtomicBool::new(false);
+        let scan = |cache: &SummaryCache| {
+            scan_corpus(cache, std::slice::from_ref(&dir), 2, &cancel, &|_, _| {})
+                .report(&options, None)
+        };
+        let first = scan(&cache);
+        assert_eq!(first.rows.len(), 1);
+        assert_eq!((first.totals.amounts.cost, first.totals.sessions), (0.5, 1));
+        // An append, and a cut last line that counts once it is whole.
+        let line = usage(0.25, "2024-01-02T10:00:00.000Z");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap();
+        write!(
+            f,
+            "{}{}",
+            usage(1.0, "2024-01-01T11:00:00.000Z"),
+            &line[..30]
+        )
+        .unwrap();
+        let grown = scan(&cache);
+        assert_eq!(grown.totals.amounts.cost, 1.5);
+        write!(f, "{}", &line[30..]).unwrap();
+        let whole = scan(&cache);
+        assert_eq!(
+            whole
+                .rows
+                .iter()
+                .map(|r| r.key.as_str())
+                .collect::<Vec<_>>(),
+            ["2024-01-01", "2024-01-02"]
+        );
+        assert_eq!(whole, scan(&SummaryCache::for_accounting()));
+        // Through the cache file into a fresh cache, then an append read on from there.
+        let store = dir.join("store");
+        cache.save_to(&store).unwrap();
+        let loaded = SummaryCache::for_accounting();
+        assert_eq!(loaded.load_from(&store), 2);
+        assert_eq!(SummaryCache::default().load_from(&store), 0);
+        assert_eq!(scan(&loaded), whole);
+        write!(f, "{}", usage(2.0, "2024-01-03T00:00:00.000Z")).unwrap();
+        assert_eq!(scan(&loaded).totals.amounts.cost, 3.75);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn dates_are_strict() {
+        assert!(parse_date("2024-02-29").is_some());
+        for bad in [
+            "2023-02-29",
+            "2024-2-01",
+            "2024-13-01",
+            "20240101",
+            "2024-01-01T",
+        ] {
+            assert!(parse_date(bad).is_none(), "{bad}");
+        }
+    }
+}
