@@ -11,6 +11,11 @@ export const {
   migrateSessionEntries,
   parseSessionEntries,
   sessionEntryToContextMessages,
+  assertValidSessionId,
+  projectContextEntry,
+  getDefaultSessionDir,
+  loadEntriesFromFile,
+  findMostRecentSession,
   configureListing,
 } = cjs;
 export default cjs;

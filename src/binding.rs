@@ -600,6 +600,12 @@ pub fn read_session_header(path: String) -> Result<Option<String>> {
     }
 }
 
+/// `loadEntriesFromFile(path)`: the lines to parse into entries (see `loader`).
+#[napi(catch_unwind)]
+pub fn load_entry_lines(path: String) -> Result<Vec<String>> {
+    crate::loader::load_entry_lines(std::path::Path::new(&path)).map_err(io_to_napi)
+}
+
 #[napi(object)]
 pub struct JsMigrationStep {
     /// "header" or "entry".
