@@ -459,9 +459,15 @@ class PartialList {
     if (this.#exact) {
       const sorted = this.#sorted;
       const times = this.#times;
+      const copy = sorted.slice();
       let same = true;
-      for (let i = 0; i < sorted.length && same; i++) same = sorted[i].modified.getTime() === times[i];
-      if (same) return sorted.slice();
+      for (let i = 0; i < copy.length; i++) {
+        if (copy[i].modified.getTime() !== times[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return copy;
       // A caller changed a date in a list it was handed; the reference sorts
       // by the dates as they are now: so do we, from now on.
       this.#exact = false;
