@@ -638,6 +638,38 @@ export declare function buildSessionContext(
 ): SessionContext;
 
 // ============================================================================
+// The other exports of the reference's dist/core/session-manager.js
+// ============================================================================
+
+/**
+ * Throws unless `id` is a valid session id: non-empty, only alphanumeric characters,
+ * '-', '_' and '.', starting and ending with an alphanumeric character.
+ */
+export declare function assertValidSessionId(id: string): void;
+
+/** Project one entry into model-visible messages, applying its latest context edit if any. */
+export declare function projectContextEntry(entry: SessionEntry, edit: ContextEditEntry | undefined): AgentMessage[];
+
+/**
+ * The default session folder of `cwd` (`<agentDir>/sessions/--<cwd>--`, agentDir by default
+ * `PI_CODING_AGENT_DIR` or `~/.pi/agent`), created if missing.
+ */
+export declare function getDefaultSessionDir(cwd: string, agentDir?: string): string;
+
+/**
+ * The entries of a session file as they are on disk (not migrated): every line that
+ * parses, in order; `[]` when the file is missing or its first entry is not a header.
+ * A last line without a newline gets one.
+ */
+export declare function loadEntriesFromFile(filePath: string): FileEntry[];
+
+/**
+ * The most recently modified session file in `sessionDir` (whose header's cwd is `cwd`,
+ * if given), or null.
+ */
+export declare function findMostRecentSession(sessionDir: string, cwd?: string): string | null;
+
+// ============================================================================
 // SessionManager
 // ============================================================================
 

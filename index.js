@@ -1,8 +1,10 @@
 'use strict';
 // pi-session-native: a drop-in for the session API of @earendil-works/pi-coding-agent.
-const { SessionManager, CURRENT_SESSION_VERSION } = require('./lib/session-manager.js');
+const { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId } = require('./lib/session-manager.js');
 const context = require('./lib/context.js');
-const { configureListing } = require('./lib/listing.js');
+const { configureListing, findMostRecentSession } = require('./lib/listing.js');
+const { loadEntriesFromFile } = require('./lib/loader.js');
+const { getDefaultSessionDir } = require('./lib/paths.js');
 const { getSessionStats, getUsageCostBreakdown, usageReport } = require('./lib/stats.js');
 
 module.exports = {
@@ -15,6 +17,12 @@ module.exports = {
   migrateSessionEntries: context.migrateSessionEntries,
   parseSessionEntries: context.parseSessionEntries,
   sessionEntryToContextMessages: context.sessionEntryToContextMessages,
+  // The other exports of the reference's dist/core/session-manager.js:
+  assertValidSessionId,
+  projectContextEntry: context.projectContextEntry,
+  getDefaultSessionDir,
+  loadEntriesFromFile,
+  findMostRecentSession,
   // Beyond the reference:
   configureListing,
   getSessionStats,

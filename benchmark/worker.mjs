@@ -324,6 +324,26 @@ Object.assign(WORKLOADS, {
     run: ({ SessionManager }, p) => SessionManager.list(p.cwd),
     check: listCheck,
   }),
+  // the second list() in the same process, with onProgress as pi's /resume picker passes it
+  "list-warm-progress": listing({
+    setup: async ({ SessionManager }, p) => {
+      await SessionManager.list(p.cwd, undefined, () => {});
+    },
+    run: async ({ SessionManager }, p) => {
+      let calls = 0;
+      let partials = 0;
+      let lastPartial = -1;
+      const infos = await SessionManager.list(p.cwd, undefined, (_loaded, _total, partial) => {
+        calls++;
+        if (partial) {
+          partials++;
+          lastPartial = partial.length;
+        }
+      });
+      return { infos, calls, partials, lastPartial };
+    },
+    check: (r) => ({ ...listCheck(r.infos), calls: r.calls, partials: r.partials, lastPartial: r.lastPartial }),
+  }),
   "listall-cold": listing({
     run: ({ SessionManager }) => SessionManager.listAll(),
     check: listCheck,

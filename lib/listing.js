@@ -405,6 +405,79 @@ function sortSessionInfos(sessions) {
 }
 
 /**
+ * The partial lists of onProgress: what the reference's
+ * `sortSessionInfos([...partial])` gives for the infos loaded so far, kept in
+ * that order as they arrive instead of sorted anew at every publish (which made
+ * a warm listing of 5,000 files quadratic). A stable sort by a consistent key
+ * has one result: newest first, ties in arrival order, so each info goes in
+ * after every one at least as new. An invalid date (NaN) makes the reference's
+ * comparator inconsistent, and the result depends on the sort's input: from the
+ * first one on, lists are sorted as the reference sorts them.
+ */
+class PartialList {
+  #arrived = [];
+  #sorted = [];
+  #times = [];
+  #exact = true;
+  #include;
+
+  /** `include`: list()'s cwd filter, applied to each list after sorting. */
+  constructor(include) {
+    this.#include = include;
+  }
+
+  add(info) {
+    this.#arrived.push(info);
+    if (!this.#exact) return;
+    const time = info.modified.getTime();
+    // Even one the filter drops: the reference sorts before it filters.
+    if (Number.isNaN(time)) {
+      this.#exact = false;
+      return;
+    }
+    // The filter keeps the sorted order, so it can be applied on arrival.
+    if (this.#include && !this.#include(info)) return;
+    const times = this.#times;
+    let low = 0;
+    let high = times.length;
+    // Results arrive mostly newest name first, so mostly at the end.
+    if (high > 0 && times[high - 1] >= time) {
+      low = high;
+    } else {
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if (times[middle] >= time) low = middle + 1;
+        else high = middle;
+      }
+    }
+    times.splice(low, 0, time);
+    this.#sorted.splice(low, 0, info);
+  }
+
+  /** A new array each time, as the reference's copy. */
+  snapshot() {
+    if (this.#exact) {
+      const sorted = this.#sorted;
+      const times = this.#times;
+      const copy = sorted.slice();
+      let same = true;
+      for (let i = 0; i < copy.length; i++) {
+        if (copy[i].modified.getTime() !== times[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return copy;
+      // A caller changed a date in a list it was handed; the reference sorts
+      // by the dates as they are now: so do we, from now on.
+      this.#exact = false;
+    }
+    const sorted = sortSessionInfos([...this.#arrived]);
+    return this.#include ? sorted.filter(this.#include) : sorted;
+  }
+}
+
+/**
  * A folder's infos in an order the callers' stable sort by `modified` (newest
  * first) takes to the reference's result. The reference hands its callers the
  * infos in name order (localeCompare, descending); sorted by `modified`, that
@@ -426,18 +499,19 @@ function referenceOrder(results, names) {
   return order.map((k) => results[kept[k]]);
 }
 
-async function listSessionsFromDir(dir, onProgress, signal) {
+async function listSessionsFromDir(dir, onProgress, signal, include) {
   signal?.throwIfAborted();
   if (!fs.existsSync(dir)) return [];
   try {
     let total = 0;
-    const partial = [];
+    const partial = onProgress ? new PartialList(include) : undefined;
     let loaded = 0;
     const onLoaded = (info) => {
       loaded++;
-      if (info) partial.push(info);
+      if (!onProgress) return;
+      if (info) partial.add(info);
       const publish = loaded === 1 || loaded % CURRENT_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === total;
-      onProgress?.(loaded, total, publish ? sortSessionInfos([...partial]) : undefined);
+      onProgress(loaded, total, publish ? partial.snapshot() : undefined);
     };
     // Rust lists the folder and reads it newest name first, and nothing is
     // built here for a file before its result arrives. The reference's order
@@ -458,10 +532,9 @@ async function list(cwd, sessionDir, onProgress, signal) {
   const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
   const filterCwd = sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
   const resolvedCwd = paths.resolvePath(cwd);
-  const include = (s) => !filterCwd || sessionCwdMatches(s.cwd, resolvedCwd);
-  const progress = onProgress ? (loaded, total, partial) => onProgress(loaded, total, partial?.filter(include)) : undefined;
-  const sessions = (await listSessionsFromDir(dir, progress, signal)).filter(include);
-  return sortSessionInfos(sessions);
+  const include = filterCwd ? (s) => sessionCwdMatches(s.cwd, resolvedCwd) : undefined;
+  const sessions = await listSessionsFromDir(dir, onProgress, signal, include);
+  return sortSessionInfos(include ? sessions.filter(include) : sessions);
 }
 
 async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
@@ -491,15 +564,16 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     let total = 0;
     let loaded = 0;
     let firstLoaded = false;
-    const partial = [];
+    const partial = progress ? new PartialList() : undefined;
     const { results } = await loadInfos(
       { dirs },
       (info, index) => {
         loaded++;
         if (index === 0) firstLoaded = true;
-        if (info) partial.push(info);
+        if (!progress) return;
+        if (info) partial.add(info);
         const publish = firstLoaded && (index === 0 || loaded % ALL_SESSION_LIST_PUBLISH_INTERVAL === 0 || loaded === total);
-        progress?.(loaded, total, publish ? sortSessionInfos([...partial]) : undefined);
+        progress(loaded, total, publish ? partial.snapshot() : undefined);
       },
       abortSignal,
       (n) => {
@@ -513,4 +587,4 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
   }
 }
 
-module.exports = { findMostRecentSession, findById, list, listAll, configureListing };
+module.exports = { findMostRecentSession, findById, list, listAll, configureListing, PartialList, sortSessionInfos };

@@ -500,6 +500,18 @@ class SessionManager {
   getTree() {
     const plan = this.#native.tree();
     const entries = this.#allAt(plan.positions);
+    let { roots, childStart, children } = plan;
+    // Timestamps Rust could not read: those siblings are sorted the reference's
+    // way, as node indexes (the same comparisons as sorting the nodes).
+    for (const n of plan.jsSort) {
+      const siblings = Array.from(children.subarray(childStart[n], childStart[n + 1]));
+      siblings.sort(
+        (a, b) => new Date(entries[a].timestamp).getTime() - new Date(entries[b].timestamp).getTime(),
+      );
+      children.set(siblings, childStart[n]);
+    }
+    // Repeated ids: each node kept at its first place only (see README: differences).
+    if (plan.firstPlacesPending) ({ roots, childStart, children } = native.treeFirstPlaces(roots, childStart, children));
     const count = entries.length;
     const nodes = new Array(count);
     for (let i = 0; i < count; i++) {
@@ -513,19 +525,12 @@ class SessionManager {
         labelTimestamp: labelEntry?.timestamp,
       };
     }
-    const { childStart, children } = plan;
     for (let i = 0; i < count; i++) {
       const node = nodes[i];
       if (node === undefined) continue;
       for (let c = childStart[i]; c < childStart[i + 1]; c++) node.children.push(nodes[children[c]]);
     }
-    // Timestamps Rust could not read: sort those siblings the reference's way.
-    for (const n of plan.jsSort) {
-      nodes[n].children.sort(
-        (a, b) => new Date(a.entry.timestamp).getTime() - new Date(b.entry.timestamp).getTime(),
-      );
-    }
-    return Array.from(plan.roots, (r) => nodes[r]);
+    return Array.from(roots, (r) => nodes[r]);
   }
 
   // ===== branching =====

@@ -104,6 +104,42 @@ pub struct JsTree {
     pub js_sort: Uint32Array,
     /// Position of each node's label entry, or -1.
     pub label_of: Int32Array,
+    /// Sort the `js_sort` nodes, then pass the forest to `treeFirstPlaces`.
+    pub first_places_pending: bool,
+}
+
+#[napi(object)]
+pub struct JsForest {
+    pub roots: Uint32Array,
+    pub child_start: Uint32Array,
+    pub children: Uint32Array,
+}
+
+/// `getTree()`'s forest made a tree (see `index::first_places`), for the plans
+/// whose children JavaScript sorted itself.
+#[napi(catch_unwind)]
+pub fn tree_first_places(
+    roots: Uint32Array,
+    child_start: Uint32Array,
+    children: Uint32Array,
+) -> Result<JsForest> {
+    let forest = crate::index::Forest {
+        roots: roots.to_vec(),
+        child_start: child_start.to_vec(),
+        children: children.to_vec(),
+    };
+    if !forest.is_well_formed() {
+        return Err(Error::new(
+            Status::InvalidArg,
+            "treeFirstPlaces: not a forest",
+        ));
+    }
+    let forest = crate::index::first_places(&forest);
+    Ok(JsForest {
+        roots: forest.roots.into(),
+        child_start: forest.child_start.into(),
+        children: forest.children.into(),
+    })
 }
 
 #[napi(object)]
@@ -479,6 +515,7 @@ fn tree_js(index: &EntryIndex) -> JsTree {
             .map(|p| p.map_or(-1, |p| p as i32))
             .collect::<Vec<i32>>()
             .into(),
+        first_places_pending: t.first_places_pending,
     }
 }
 
@@ -562,6 +599,12 @@ pub fn read_session_header(path: String) -> Result<Option<String>> {
         HeaderScan::NotFound => Ok(None),
         HeaderScan::TooLong => Ok(Some("\0toolong".to_string())),
     }
+}
+
+/// `loadEntriesFromFile(path)`: the lines to parse into entries (see `loader`).
+#[napi(catch_unwind)]
+pub fn load_entry_lines(path: String) -> Result<Vec<String>> {
+    crate::loader::load_entry_lines(std::path::Path::new(&path)).map_err(io_to_napi)
 }
 
 #[napi(object)]

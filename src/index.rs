@@ -114,6 +114,91 @@ pub struct TreePlan {
     pub js_sort: Vec<u32>,
     /// Position of the label entry labelling each node's entry, if any.
     pub label_of: Vec<Option<u32>>,
+    /// An id repeats, so a node may hang at several places (or in a loop): once
+    /// JavaScript has sorted the `js_sort` nodes, `first_places` must run. Only
+    /// ever true with `js_sort` not empty; otherwise it has run already.
+    pub first_places_pending: bool,
+}
+
+/// A forest as `TreePlan` holds it: roots, and the children of node `i` as
+/// `children[child_start[i]..child_start[i + 1]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Forest {
+    pub roots: Vec<u32>,
+    pub child_start: Vec<u32>,
+    pub children: Vec<u32>,
+}
+
+impl Forest {
+    /// Every node index in range and the child ranges in order.
+    pub fn is_well_formed(&self) -> bool {
+        let count = self.child_start.len().saturating_sub(1) as u32;
+        !self.child_start.is_empty()
+            && self.child_start[0] == 0
+            && self.child_start.windows(2).all(|w| w[0] <= w[1])
+            && self.child_start[count as usize] as usize == self.children.len()
+            && self.roots.iter().chain(&self.children).all(|&n| n < count)
+    }
+}
+
+/// Makes a tree of the reference's node graph: depth first from the roots, in
+/// order, each node is kept at the first place it is met and left out wherever
+/// it is met again. Where ids repeat, the reference hangs one node (the one of
+/// the last entry with the id) under the parent of every entry with that id: a
+/// line written twice shows twice, a file doubled by a sync tool gives 2^n
+/// paths, and an id repeated under its own descendant loops forever. Where no
+/// node is met twice (every file without repeated ids), nothing changes.
+pub fn first_places(forest: &Forest) -> Forest {
+    const NONE: u32 = u32::MAX;
+    let count = forest.child_start.len().saturating_sub(1);
+    let mut placed = vec![false; count];
+    let mut parent_of = vec![NONE; count];
+    let mut order = Vec::with_capacity(count);
+    let mut roots = Vec::new();
+    // (node, next index into `children`) for each node on the current path.
+    let mut stack: Vec<(u32, u32)> = Vec::new();
+    for &root in &forest.roots {
+        if std::mem::replace(&mut placed[root as usize], true) {
+            continue;
+        }
+        roots.push(root);
+        stack.push((root, forest.child_start[root as usize]));
+        while let Some(top) = stack.last_mut() {
+            let (node, next) = *top;
+            if next == forest.child_start[node as usize + 1] {
+                stack.pop();
+                continue;
+            }
+            top.1 += 1;
+            let child = forest.children[next as usize];
+            if std::mem::replace(&mut placed[child as usize], true) {
+                continue;
+            }
+            parent_of[child as usize] = node;
+            order.push(child);
+            stack.push((child, forest.child_start[child as usize]));
+        }
+    }
+    // A node's kept children were placed in the order of its own list.
+    let mut child_start = vec![0u32; count + 1];
+    for &child in &order {
+        child_start[parent_of[child as usize] as usize + 1] += 1;
+    }
+    for i in 0..count {
+        child_start[i + 1] += child_start[i];
+    }
+    let mut fill = child_start.clone();
+    let mut children = vec![0u32; order.len()];
+    for &child in &order {
+        let parent = parent_of[child as usize] as usize;
+        children[fill[parent] as usize] = child;
+        fill[parent] += 1;
+    }
+    Forest {
+        roots,
+        child_start,
+        children,
+    }
 }
 
 pub struct ContextPlan {
@@ -514,7 +599,8 @@ impl EntryIndex {
         }
         // `nodeMap` is keyed by id, so entries sharing an id share the node of
         // the last one, which is the entry `byId` holds.
-        let node_of: Vec<u32> = if self.by_id.len() == count {
+        let repeated = self.by_id.len() != count;
+        let node_of: Vec<u32> = if !repeated {
             (0..count as u32).collect()
         } else {
             positions
@@ -591,14 +677,26 @@ impl EntryIndex {
                 }
             }
         }
+        // Without repeated ids every node hangs at one place already: a parent
+        // cycle has no way in from a root, and the reference leaves it out too.
+        let mut forest = Forest {
+            roots,
+            child_start,
+            children,
+        };
+        let first_places_pending = repeated && !js_sort.is_empty();
+        if repeated && js_sort.is_empty() {
+            forest = first_places(&forest);
+        }
         TreePlan {
             label_of,
             positions,
             node_of,
-            roots,
-            child_start,
-            children,
+            roots: forest.roots,
+            child_start: forest.child_start,
+            children: forest.children,
             js_sort,
+            first_places_pending,
         }
     }
 }
@@ -773,6 +871,106 @@ mod tests {
         assert_eq!(tree.roots, vec![0, 3]);
         let kids = &tree.children[tree.child_start[0] as usize..tree.child_start[1] as usize];
         assert_eq!(kids, &[2, 1]);
+    }
+
+    /// Every node of the tree, depth first, as (index, depth); panics on a node
+    /// met twice.
+    fn walk(tree: &TreePlan) -> Vec<(u32, usize)> {
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        let mut stack: Vec<(u32, usize)> = tree.roots.iter().rev().map(|&r| (r, 0)).collect();
+        while let Some((node, depth)) = stack.pop() {
+            assert!(seen.insert(node), "node {node} twice");
+            out.push((node, depth));
+            let kids = &tree.children[tree.child_start[node as usize] as usize
+                ..tree.child_start[node as usize + 1] as usize];
+            stack.extend(kids.iter().rev().map(|&c| (c, depth + 1)));
+        }
+        out
+    }
+
+    #[test]
+    fn tree_keeps_a_repeated_node_at_its_first_place() {
+        // A line written twice: the reference hangs the one node of "y" twice
+        // under "x"; here once.
+        let idx = index(&[
+            r#"{"type":"session","id":"s"}"#,
+            &msg("x", None, "user", T1),
+            &msg("y", Some("x"), "user", T1),
+            &msg("y", Some("x"), "user", T1),
+        ]);
+        let tree = idx.tree();
+        assert!(!tree.first_places_pending);
+        assert_eq!(walk(&tree), vec![(0, 0), (2, 1)]);
+    }
+
+    #[test]
+    fn tree_of_a_doubled_file_is_the_single_file_tree() {
+        let mut lines = vec![r#"{"type":"session","id":"s"}"#.to_string()];
+        for _copy in 0..2 {
+            for i in 0..40 {
+                let parent = (i > 0).then(|| format!("e{}", i - 1));
+                lines.push(msg(&format!("e{i}"), parent.as_deref(), "user", T1));
+            }
+        }
+        let refs: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let tree = index(&refs).tree();
+        // One chain of the 40 nodes of the second copy, not 2^40 paths.
+        let walked = walk(&tree);
+        assert_eq!(walked.len(), 40);
+        assert!(walked
+            .iter()
+            .enumerate()
+            .all(|(d, &(n, depth))| depth == d && n == 40 + d as u32));
+    }
+
+    #[test]
+    fn tree_cuts_a_loop_that_a_repeated_id_closes() {
+        // x, y under x, then x again under y: x -> y -> x -> ... in the reference.
+        for lines in [
+            [
+                &msg("x", None, "user", T1),
+                &msg("y", Some("x"), "user", T1),
+                &msg("x", Some("y"), "user", T1),
+            ],
+            [
+                &msg("x", Some("y"), "user", T1),
+                &msg("y", Some("x"), "user", T1),
+                &msg("x", None, "user", T1),
+            ],
+        ] {
+            let mut all = vec![r#"{"type":"session","id":"s"}"#];
+            all.extend(lines.iter().map(|l| l.as_str()));
+            let tree = index(&all).tree();
+            // The node of x (its last entry, index 2) is the root; y under it.
+            assert_eq!(walk(&tree), vec![(2, 0), (1, 1)]);
+        }
+    }
+
+    #[test]
+    fn first_places_leave_a_tree_alone_and_follow_depth_first_order() {
+        let tree = Forest {
+            roots: vec![0, 3],
+            child_start: vec![0, 2, 3, 3, 3],
+            children: vec![1, 2, 3],
+        };
+        // 3 is met first under 1 (depth first), then again as a root.
+        let made = first_places(&tree);
+        assert_eq!(made.roots, vec![0]);
+        assert_eq!(made.children, vec![1, 2, 3]);
+        assert_eq!(made.child_start, vec![0, 2, 3, 3, 3]);
+        let plain = Forest {
+            roots: vec![0],
+            child_start: vec![0, 2, 2, 2],
+            children: vec![2, 1],
+        };
+        assert_eq!(first_places(&plain), plain);
+        assert!(plain.is_well_formed());
+        let bad = Forest {
+            roots: vec![5],
+            ..plain
+        };
+        assert!(!bad.is_well_formed());
     }
 
     #[test]

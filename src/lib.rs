@@ -8,6 +8,7 @@ pub mod entry;
 pub mod index;
 pub mod json;
 pub mod listing;
+pub mod loader;
 pub mod migrate;
 pub mod parallel;
 pub mod scanner;

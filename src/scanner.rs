@@ -267,6 +267,76 @@ impl CacheEntry {
     }
 }
 
+/// The cache holds the text of every listed session, so it is the user's alone:
+/// folders made for it get 0700, its file (and the temporary file it is written
+/// through) 0600, set after creation so that no umask widens them.
+const PRIVATE_DIR_MODE: u32 = 0o700;
+const PRIVATE_FILE_MODE: u32 = 0o600;
+
+/// Creates `dir` and any missing parents with mode 0700; folders that exist
+/// already are left as their owner made them.
+fn create_private_dir_all(dir: &Path) -> Result<(), IoFailure> {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    let mut missing = Vec::new();
+    let mut current = Some(dir);
+    while let Some(d) = current.filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+        missing.push(d);
+        current = d.parent();
+    }
+    for d in missing.into_iter().rev() {
+        match fs::DirBuilder::new().mode(PRIVATE_DIR_MODE).create(d) {
+            Ok(()) => fs::set_permissions(d, fs::Permissions::from_mode(PRIVATE_DIR_MODE))
+                .map_err(|e| IoFailure::new(&e, "chmod", Some(d)))?,
+            // Made by another process meanwhile: not ours to change.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(IoFailure::new(&e, "mkdir", Some(d))),
+        }
+    }
+    Ok(())
+}
+
+/// Replaces `dir/name` with `data` through a 0600 temporary file renamed over
+/// it, so a reader sees the old file or the new one, and the file that lands
+/// is 0600 whatever mode the one it replaces had.
+fn write_private(dir: &Path, name: &str, data: &[u8]) -> Result<(), IoFailure> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    create_private_dir_all(dir)?;
+    let target = dir.join(name);
+    let temp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
+    let result = (|| {
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(PRIVATE_FILE_MODE)
+            .open(&temp)
+            .map_err(|e| IoFailure::new(&e, "open", Some(&temp)))?;
+        file.set_permissions(fs::Permissions::from_mode(PRIVATE_FILE_MODE))
+            .map_err(|e| IoFailure::new(&e, "fchmod", Some(&temp)))?;
+        file.write_all(data)
+            .map_err(|e| IoFailure::new(&e, "write", Some(&temp)))?;
+        fs::rename(&temp, &target).map_err(|e| IoFailure::new(&e, "rename", Some(&target)))
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&temp);
+    }
+    result
+}
+
+/// Reads a private file, first narrowing its mode to 0600 if it is wider (a
+/// file an earlier version wrote with 0644); a file not ours is read as it is.
+fn read_private(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut file = File::open(path)?;
+    let mode = file.metadata()?.permissions().mode() & 0o777;
+    if mode != PRIVATE_FILE_MODE {
+        let _ = file.set_permissions(fs::Permissions::from_mode(PRIVATE_FILE_MODE));
+    }
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
 impl SummaryCache {
     /// A cache of accounting summaries.
     pub fn for_accounting() -> SummaryCache {
@@ -296,7 +366,7 @@ impl SummaryCache {
     /// missing, torn, foreign or corrupt file adds nothing.
     pub fn load_from(&self, dir: &Path) -> usize {
         let (name, magic) = self.file_name();
-        let Ok(bytes) = fs::read(dir.join(name)) else {
+        let Ok(bytes) = read_private(&dir.join(name)) else {
             return 0;
         };
         let Some(body) = bytes
@@ -347,8 +417,7 @@ impl SummaryCache {
         let sum = checksum(&out.out);
         file.extend_from_slice(&out.out);
         file.extend_from_slice(&sum.to_le_bytes());
-        fs::create_dir_all(dir).map_err(|e| IoFailure::new(&e, "mkdir", Some(dir)))?;
-        store::replace(&dir.join(name), &file)
+        write_private(dir, name, &file)
     }
 
     pub fn len(&self) -> usize {
@@ -789,6 +858,39 @@ mod tests {
             .summary
             .unwrap();
         assert_eq!(regrown.all_messages_text, b"eins zwei");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_cache_file_and_the_folders_made_for_it_are_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let dir = temp_dir();
+        let path = dir.join("a.jsonl");
+        fs::write(&path, format!("{HEADER}{}", user("secret"))).unwrap();
+        let cache = SummaryCache::default();
+        summarize_cached(&cache, &path, &Known::default()).unwrap();
+        let store_dir = dir.join("made").join("for").join("cache");
+        cache.save_to(&store_dir).unwrap();
+        let file = store_dir.join(CACHE_FILE);
+        assert_eq!(mode(&file), 0o600);
+        for made in [&dir.join("made"), &dir.join("made/for"), &store_dir] {
+            assert_eq!(mode(made), 0o700, "{made:?}");
+        }
+        // The folder that was there already keeps its mode.
+        assert_eq!(
+            mode(&dir),
+            fs::metadata(&dir).unwrap().permissions().mode() & 0o777
+        );
+        // Only the cache file is left: the temporary file was renamed.
+        assert_eq!(fs::read_dir(&store_dir).unwrap().count(), 1);
+        // A file left readable by others is narrowed when read and when replaced.
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(SummaryCache::default().load_from(&store_dir), 1);
+        assert_eq!(mode(&file), 0o600);
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o666)).unwrap();
+        cache.save_to(&store_dir).unwrap();
+        assert_eq!(mode(&file), 0o600);
         fs::remove_dir_all(&dir).unwrap();
     }
 

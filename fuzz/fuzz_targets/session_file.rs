@@ -352,4 +352,19 @@ fn check_index(index: &EntryIndex) {
         .chain(&tree.children)
         .all(|&c| (c as usize) < count));
     assert!(tree.js_sort.iter().all(|&c| (c as usize) < count));
+    // A tree: each node at one place at most, once the pending first places are taken.
+    let forest = pi_session_native::index::Forest {
+        roots: tree.roots.clone(),
+        child_start: tree.child_start.clone(),
+        children: tree.children.clone(),
+    };
+    let forest = if tree.first_places_pending {
+        pi_session_native::index::first_places(&forest)
+    } else {
+        forest
+    };
+    let mut placed = vec![false; count];
+    for &n in forest.roots.iter().chain(&forest.children) {
+        assert!(!std::mem::replace(&mut placed[n as usize], true), "node {n} twice");
+    }
 }

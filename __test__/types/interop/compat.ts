@@ -5,6 +5,7 @@
 import type { AgentMessage as RefAgentMessage } from "@earendil-works/pi-agent-core";
 import type * as ai from "@earendil-works/pi-ai";
 import * as ref from "@earendil-works/pi-coding-agent";
+import * as refModule from "@earendil-works/pi-coding-agent/dist/core/session-manager.js";
 import * as ours from "pi-session-native";
 
 // ---------------------------------------------------------------------------------------
@@ -151,6 +152,12 @@ export type FunctionChecks = [
     Check<Mutual<typeof ours.sessionEntryToContextMessages, typeof ref.sessionEntryToContextMessages>>,
     Check<Mutual<typeof ours.CURRENT_SESSION_VERSION, typeof ref.CURRENT_SESSION_VERSION>>,
     Check<Mutual<typeof ours.CURRENT_SESSION_VERSION, 3>>,
+    // The module-level helpers that only the reference's session-manager module exports.
+    Check<Mutual<typeof ours.assertValidSessionId, typeof refModule.assertValidSessionId>>,
+    Check<Mutual<typeof ours.projectContextEntry, typeof refModule.projectContextEntry>>,
+    Check<Mutual<typeof ours.getDefaultSessionDir, typeof refModule.getDefaultSessionDir>>,
+    Check<Mutual<typeof ours.loadEntriesFromFile, typeof refModule.loadEntriesFromFile>>,
+    Check<Mutual<typeof ours.findMostRecentSession, typeof refModule.findMostRecentSession>>,
 ];
 
 // ---------------------------------------------------------------------------------------
