@@ -102,3 +102,13 @@ export async function progress(view: ReadonlySessionManager): Promise<number> {
 }
 
 export const readonlyView: ReadonlySessionManager = SessionManager.inMemory();
+
+// close() and [Symbol.dispose]() free a manager now (`using` on TypeScript 5.2+).
+export function closing(file: string): number {
+    const sm = SessionManager.open(file);
+    const count = sm.getEntryCount();
+    sm.close();
+    const disposable: Disposable = SessionManager.inMemory();
+    disposable[Symbol.dispose]();
+    return count;
+}
