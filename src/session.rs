@@ -1304,6 +1304,28 @@ mod tests {
     }
 
     #[test]
+    fn a_line_read_again_must_be_the_line_read_at_open() {
+        let dir = temp_dir();
+        let file = dir.join("changed.jsonl");
+        let header = r#"{"type":"session","id":"s","version":3}"#;
+        let a = r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}"#;
+        let b = r#"{"type":"message","id":"b","parentId":null,"message":{"role":"user"}}"#;
+        std::fs::write(&file, format!("{header}\n{a}\n{b}\n")).unwrap();
+        let mut s = Session::new(true);
+        assert!(s.open(&file).is_ok());
+        assert_eq!(s.line(1).unwrap().as_deref(), Some(a.as_bytes()));
+        // Rewritten in place: the same offsets now hold the other entry.
+        std::fs::write(&file, format!("{header}\n{b}\n{a}\n")).unwrap();
+        let changed = |r: Result<(), SessionError>| matches!(r, Err(SessionError::Message(m)) if m.contains("changed on disk"));
+        assert!(changed(s.line(1).map(|_| ())));
+        assert!(changed(s.each_line(&[1, 2], |_| {})));
+        // Truncated: too short to hold the line.
+        std::fs::write(&file, header).unwrap();
+        assert!(changed(s.line(2).map(|_| ())));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn lazy_flush_then_one_line_per_append() {
         let dir = temp_dir();
         let file = dir.join("s.jsonl");
