@@ -862,6 +862,16 @@ export declare class SessionManager {
      */
     static listAll(onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
     static listAll(sessionDir?: string, onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
+
+    // Beyond the reference:
+    /**
+     * Frees the manager's native memory and file descriptors now, instead of when it
+     * is collected. A later call that needs them throws `SessionManager is closed: <file>`;
+     * calling close() again does nothing.
+     */
+    close(): void;
+    /** close(), for `using sm = SessionManager.open(file)`. */
+    [Symbol.dispose](): void;
 }
 
 // ===== Beyond the reference =====

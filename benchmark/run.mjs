@@ -52,6 +52,26 @@ const WORKLOADS = [
   { name: "report-day-10k", title: "usageReport() by day over 10,000 files in 20 folders, first call (reference: listAll() + open() + pi's loop per file)", op: "usage-report-cold", listing: true, data: ["listing-10k", null], params: [{ groupBy: "day" }], samples: [3, 0] },
   { name: "report-day-10k-again", title: "usageReport() by day over 10,000 files, second call in the same process", op: "usage-report-warm", listing: true, data: ["listing-10k", null], params: [{ groupBy: "day" }], samples: [3, 0] },
   { name: "report-day-10k-persisted", title: "usageReport() by day over 10,000 files, first call of a new process with the persistent cache", op: "usage-report-persisted", listing: true, data: ["listing-10k", null], params: [{ groupBy: "day" }], samples: [3, 0] },
+  // resources (issue 10): many managers in one long-lived process
+  {
+    name: "open-context-2k",
+    title: "open() + buildSessionContext() of 2,000 distinct sessions in one process (descriptors open at the end)",
+    op: "open-context-many",
+    listing: true,
+    data: ["listing-5k", null],
+    params: [{ count: 2000 }],
+    samples: [3, 0],
+    describe: (e) => `${e.fds} fds`,
+  },
+  {
+    name: "reopen-10-1500",
+    title: "1,500 open() of the {10} session, each dropped (RSS growth at the end of the loop)",
+    op: "open-repeat",
+    data: ["session-10mb", "quick-3mb"],
+    params: [{ count: 1500 }, { count: 100 }],
+    samples: [2, 1],
+    describe: (e) => `+${e.rssGrowthMb.toFixed(0)} MB RSS, ${e.fds} fds`,
+  },
   {
     name: "lowmem-500",
     title: "open() + buildSessionContext() {500} under {heap}",
@@ -161,7 +181,9 @@ function summarize(samples) {
   const ok = samples.filter((s) => !s.error);
   if (ok.length === 0) return null;
   const ms = ok.map((s) => s.ms);
-  return { median: median(ms), min: Math.min(...ms), max: Math.max(...ms), rssKb: median(ok.map((s) => s.rssKb)), n: ok.length };
+  const extras = ok.map((s) => s.extra).filter(Boolean);
+  const extra = extras.length ? Object.fromEntries(Object.keys(extras[0]).map((k) => [k, median(extras.map((e) => e[k]))])) : undefined;
+  return { median: median(ms), min: Math.min(...ms), max: Math.max(...ms), rssKb: median(ok.map((s) => s.rssKb)), n: ok.length, extra };
 }
 
 function machine() {
@@ -185,7 +207,8 @@ function rowFor(r) {
       return pass === samples.length ? `pass, ${fmtMs(s.median)}` : pass === 0 ? `fail${failWhy}` : `${pass}/${samples.length} pass${failWhy}`;
     }
     if (!s) return "error";
-    return s.min === s.max ? fmtMs(s.median) : `${fmtMs(s.median)} (${fmtMs(s.min)}-${fmtMs(s.max)})`;
+    const time = s.min === s.max ? fmtMs(s.median) : `${fmtMs(s.median)} (${fmtMs(s.min)}-${fmtMs(s.max)})`;
+    return w.describe && s.extra ? `${time}; ${w.describe(s.extra)}` : time;
   };
   const ratio = verdict ?? (r.ratio === undefined ? "-" : `${r.ratio < 0.01 ? r.ratio.toFixed(4) : r.ratio.toFixed(2)}x`);
   return `| ${r.title} | ${cell(ref, "ref")} | ${cell(ours, "ours")} | ${ratio} | ${fmtMb(ref?.rssKb)} / ${fmtMb(ours?.rssKb)} |`;

@@ -69,6 +69,24 @@ function forEachLine(file, fn) {
   }
 }
 
+const openDescriptors = () => readdirSync("/proc/self/fd").length;
+
+/** a v3 session file that open() reads without writing to it */
+function opensUntouched(file) {
+  const { size } = statSync(file);
+  if (size === 0) return false;
+  const fd = openSync(file, "r");
+  try {
+    const head = Buffer.alloc(64);
+    readSync(fd, head, 0, 64, 0);
+    const last = Buffer.alloc(1);
+    readSync(fd, last, 0, 1, size - 1);
+    return last[0] === 10 && head.toString("utf8").startsWith('{"type":"session","version":3,');
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** the entry without the fields the reference fills in at random (id) or from the clock */
 function stripVolatile(entry, keys = ["id", "parentId", "timestamp"]) {
   const copy = { ...entry };
@@ -244,6 +262,45 @@ const WORKLOADS = {
         hash: h.digest("hex").slice(0, 16),
       };
     },
+  },
+  // open() + buildSessionContext() of many distinct sessions, one after another in one
+  // process (managers dropped, never closed), as a script that walks every session does.
+  // Only files that open() leaves untouched (v3, not empty, last line ended) are used.
+  "open-context-many": {
+    setup: (_, p) => {
+      const sessions = join(p.dir, "sessions");
+      const dir = join(sessions, readdirSync(sessions).sort()[0]);
+      const files = readdirSync(dir)
+        .filter((n) => n.endsWith(".jsonl"))
+        .sort()
+        .map((n) => join(dir, n))
+        .filter(opensUntouched)
+        .slice(0, p.count);
+      if (files.length < p.count) throw new Error(`only ${files.length} usable sessions in ${dir}`);
+      return { files };
+    },
+    run: ({ SessionManager }, p, { files }) => {
+      const counts = [];
+      for (const file of files) counts.push(SessionManager.open(file).buildSessionContext().messages.length);
+      return counts;
+    },
+    check: (counts) => ({ sessions: counts.length, messages: counts.reduce((a, b) => a + b, 0), hash: hashOf(counts.join(",")) }),
+    extra: () => ({ fds: openDescriptors() }),
+  },
+  // N open() of the same file, each manager dropped at once; RSS growth at the end of
+  // the loop (no gc() calls, no turn of the event loop)
+  "open-repeat": {
+    setup: ({ SessionManager }, p) => {
+      SessionManager.open(p.file).getEntryCount();
+      return { rssBefore: process.memoryUsage().rss };
+    },
+    run: ({ SessionManager }, p) => {
+      let entries = 0;
+      for (let i = 0; i < p.count; i++) entries += SessionManager.open(p.file).getEntryCount();
+      return entries;
+    },
+    check: (entries, p) => ({ opens: p.count, entriesPerOpen: entries / p.count }),
+    extra: (_, p, { rssBefore }) => ({ rssGrowthMb: (process.memoryUsage().rss - rssBefore) / 2 ** 20, fds: openDescriptors() }),
   },
   // SessionManager.forkFrom(file, cwd, tmpDir)
   fork: {
@@ -452,6 +509,7 @@ async function main() {
     rssKb,
     rssEndKb: maxRssKb(),
     check,
+    ...(w.extra ? { extra: w.extra(result, params, ctx) } : {}),
   };
   process.stdout.write(`@@RESULT ${JSON.stringify(out)}\n`);
 }

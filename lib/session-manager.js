@@ -30,6 +30,21 @@ function sessionFileName(timestamp, id) {
   return `${timestamp.replace(/[:.]/g, '-')}_${id}.jsonl`;
 }
 
+/** A native session, registered so its memory is freed as soon as it is collected. */
+function newNative(persist) {
+  const session = new native.NativeSession(persist);
+  session.track();
+  return session;
+}
+
+/** Stands in for the native session after close(): every use throws. */
+function closedNative(file) {
+  const fail = () => {
+    throw new Error(`SessionManager is closed${file ? `: ${file}` : ''}`);
+  };
+  return new Proxy({}, { get: fail, set: fail });
+}
+
 function headerCwd(header) {
   return typeof header.cwd === 'string' ? header.cwd : undefined;
 }
@@ -51,12 +66,13 @@ class SessionManager {
   #persist;
   /** Reused by getBranch(): positions of the path, root first. */
   #pathBuffer = new Uint32Array(64);
+  #closed = false;
 
   constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries, openedNative) {
     this.#cwd = paths.resolvePath(cwd);
     this.#sessionDir = paths.normalizePath(sessionDir);
     this.#persist = persist;
-    this.#native = new native.NativeSession(persist);
+    this.#native = newNative(persist);
     if (persist && this.#sessionDir && !fs.existsSync(this.#sessionDir)) {
       fs.mkdirSync(this.#sessionDir, { recursive: true });
     }
@@ -129,7 +145,7 @@ class SessionManager {
   #setSessionFile(sessionFile, openedNative) {
     const resolved = paths.resolvePath(sessionFile);
     // A rejected file leaves this manager as it was (see README: differences).
-    const loaded = openedNative ?? new native.NativeSession(this.#persist);
+    const loaded = openedNative ?? newNative(this.#persist);
     const outcome = openedNative ? 'loaded' : call(() => loaded.open(resolved));
     if (outcome === 'missing') {
       this.newSession();
@@ -627,6 +643,27 @@ class SessionManager {
     return this.#persist ? newSessionFile : undefined;
   }
 
+  // ===== resources (beyond the reference) =====
+
+  /**
+   * Frees the native state (memory and pooled file descriptors) now; later calls
+   * that need it throw. Calling it again does nothing.
+   */
+  close() {
+    if (this.#closed) return;
+    const file = this.#native.file() ?? undefined;
+    this.#native.close();
+    this.#native = closedNative(file);
+    this.#objects = [];
+    this.#idPool = [];
+    this.#appendsLines = false;
+    this.#closed = true;
+  }
+
+  [Symbol.dispose]() {
+    this.close();
+  }
+
   // ===== factories =====
 
   static create(cwd, sessionDir, options) {
@@ -642,7 +679,7 @@ class SessionManager {
       const line = call(() => native.readSessionHeader(resolved));
       if (line === '\0toolong') {
         // The bounded header scan is only a shortcut; a full load decides.
-        opened = new native.NativeSession(true);
+        opened = newNative(true);
         const outcome = call(() => opened.open(resolved));
         if (outcome === 'loaded' || outcome === 'migrated') header = JSON.parse(opened.line(opened.headerPosition()));
         else opened = undefined;
@@ -698,6 +735,7 @@ class SessionManager {
     };
     const forked = call(() => native.forkSessionFile(source, dir, file, JSON.stringify(header)));
     if (!forked) throw invalidSource();
+    forked.track();
     return new SessionManager(cwd, dir, file, true, undefined, undefined, forked);
   }
 

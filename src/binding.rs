@@ -14,6 +14,8 @@ use crate::session::{self, HeaderScan, OpenOutcome, PersistPlan, Session, Sessio
 use crate::store::IoFailure;
 use crate::{usage, usage_report};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use std::cell::{Cell, RefCell, RefMut};
+use std::rc::Rc;
 
 /// Errors cross as a message the JavaScript layer turns into the error the
 /// reference would throw (`lib/errors.js`): a tag, then NUL-separated fields.
@@ -190,48 +192,225 @@ fn js_string(env: &Env, bytes: Vec<u8>) -> Result<JsString<'_>> {
     }
 }
 
-#[napi]
+/// A session's native state, shared by its JavaScript object and the registry
+/// of live sessions (`LiveSessions`), so that it can be freed as soon as the
+/// object is collected, before Node runs the object's finalizer (which it
+/// defers to a later turn of the event loop: a synchronous loop never gets there).
+struct SessionSlot {
+    session: RefCell<Option<Session>>,
+    /// Bytes told to V8 as external memory.
+    reported: Cell<i64>,
+}
+
+impl SessionSlot {
+    fn is_released(&self) -> bool {
+        self.session.borrow().is_none()
+    }
+
+    /// Frees the session (its memory and its pooled descriptors) and tells V8.
+    fn release(&self, env: &Env) {
+        let session = self.session.borrow_mut().take();
+        drop(session);
+        let reported = self.reported.replace(0);
+        if reported != 0 {
+            let _ = env.adjust_external_memory(-reported);
+        }
+    }
+}
+
+/// V8 is told of a session's memory in steps of at least this much.
+const ACCOUNTING_STEP: i64 = 64 << 10;
+/// The live sessions are checked for collected ones after this much growth.
+const SWEEP_AFTER_BYTES: i64 = 32 << 20;
+
+/// Every session object of this thread's JavaScript environment, held weakly.
+struct LiveSessions {
+    tracked: Vec<(napi::sys::napi_ref, Rc<SessionSlot>)>,
+    grown_since_sweep: i64,
+    sweep_at_len: usize,
+}
+
+thread_local! {
+    static LIVE: RefCell<LiveSessions> = const {
+        RefCell::new(LiveSessions {
+            tracked: Vec::new(),
+            grown_since_sweep: 0,
+            sweep_at_len: 64,
+        })
+    };
+}
+
+impl LiveSessions {
+    fn track(&mut self, env: &Env, object: napi::sys::napi_value, slot: Rc<SessionSlot>) {
+        let mut weak = std::ptr::null_mut();
+        // A reference count of 0: weak, emptied by the collection itself.
+        let status = unsafe { napi::sys::napi_create_reference(env.raw(), object, 0, &mut weak) };
+        if status != napi::sys::Status::napi_ok {
+            return;
+        }
+        self.tracked.push((weak, slot));
+        if self.tracked.len() >= self.sweep_at_len {
+            self.sweep(env);
+        }
+    }
+
+    fn grew(&mut self, env: &Env, bytes: i64) {
+        self.grown_since_sweep += bytes;
+        if self.grown_since_sweep > SWEEP_AFTER_BYTES {
+            self.sweep(env);
+        }
+    }
+
+    /// Frees the sessions whose objects were collected (and forgets the closed).
+    fn sweep(&mut self, env: &Env) {
+        let raw = env.raw();
+        let mut scope = std::ptr::null_mut();
+        let opened = unsafe { napi::sys::napi_open_handle_scope(raw, &mut scope) };
+        let before = self.tracked.len();
+        self.tracked.retain(|(weak, slot)| {
+            let mut value = std::ptr::null_mut();
+            let alive = !slot.is_released()
+                && unsafe { napi::sys::napi_get_reference_value(raw, *weak, &mut value) }
+                    == napi::sys::Status::napi_ok
+                && !value.is_null();
+            if !alive {
+                slot.release(env);
+                unsafe { napi::sys::napi_delete_reference(raw, *weak) };
+            }
+            alive
+        });
+        if opened == napi::sys::Status::napi_ok {
+            unsafe { napi::sys::napi_close_handle_scope(raw, scope) };
+        }
+        if self.tracked.len() < before {
+            give_back_freed_memory();
+        }
+        self.grown_since_sweep = 0;
+        self.sweep_at_len = (self.tracked.len() * 2).max(64);
+    }
+}
+
+/// Returns the pages of freed sessions to the system. glibc keeps what a
+/// session freed in its arenas (a session's read buffers and index are freed
+/// on other threads' arenas too), so without this the process keeps the high
+/// water mark of every burst of opens.
+fn give_back_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}
+
+#[napi(custom_finalize)]
 pub struct NativeSession {
-    inner: Session,
+    slot: Rc<SessionSlot>,
+}
+
+impl ObjectFinalize for NativeSession {
+    fn finalize(self, env: Env) -> Result<()> {
+        self.slot.release(&env);
+        Ok(())
+    }
+}
+
+impl NativeSession {
+    fn with(session: Session) -> NativeSession {
+        NativeSession {
+            slot: Rc::new(SessionSlot {
+                session: RefCell::new(Some(session)),
+                reported: Cell::new(0),
+            }),
+        }
+    }
+
+    /// The session. After `close()` JavaScript no longer calls in (see
+    /// lib/session-manager.js); an empty session stands in if it does.
+    fn inner(&self) -> RefMut<'_, Session> {
+        RefMut::map(self.slot.session.borrow_mut(), |s| {
+            s.get_or_insert_with(|| Session::new(false))
+        })
+    }
+
+    /// Tells V8 how much native memory the session holds now, so that its
+    /// collections see it (and collect dropped managers) without anyone calling gc().
+    fn account(&self, env: &Env) {
+        let now = self
+            .slot
+            .session
+            .borrow()
+            .as_ref()
+            .map_or(0, |s| s.heap_bytes() as i64);
+        let delta = now - self.slot.reported.get();
+        if delta.abs() < ACCOUNTING_STEP && (now != 0 || delta == 0) {
+            return;
+        }
+        self.slot.reported.set(now);
+        let _ = env.adjust_external_memory(delta);
+        if delta > 0 {
+            LIVE.with(|live| live.borrow_mut().grew(env, delta));
+        }
+    }
 }
 
 #[napi]
 impl NativeSession {
     #[napi(constructor, catch_unwind)]
     pub fn new(persist: bool) -> Self {
-        NativeSession {
-            inner: Session::new(persist),
-        }
+        NativeSession::with(Session::new(persist))
+    }
+
+    /// Registers the object with the live sessions (called once, right after
+    /// it is made), so its memory is freed as soon as it is collected.
+    #[napi(catch_unwind)]
+    pub fn track(&self, env: Env, this: This) {
+        LIVE.with(|live| {
+            live.borrow_mut()
+                .track(&env, this.object.raw(), self.slot.clone())
+        });
+        self.account(&env);
+    }
+
+    /// Frees the session now: memory, descriptors, accounting.
+    #[napi(catch_unwind)]
+    pub fn close(&self, env: Env) {
+        self.slot.release(&env);
+    }
+
+    /// Descriptors the process-wide pool holds (for tests).
+    #[napi(catch_unwind)]
+    pub fn pooled_files() -> u32 {
+        crate::file_pool::open_count() as u32
     }
 
     #[napi(catch_unwind)]
-    pub fn start_new(&mut self, header: JsEntryMeta) {
-        self.inner.start_new(header.into());
+    pub fn start_new(&mut self, env: Env, header: JsEntryMeta) {
+        self.inner().start_new(header.into());
+        self.account(&env);
     }
 
     #[napi(catch_unwind)]
-    pub fn load_objects(&mut self, metas: Vec<JsEntryMeta>) {
-        self.inner
+    pub fn load_objects(&mut self, env: Env, metas: Vec<JsEntryMeta>) {
+        self.inner()
             .load_objects(metas.into_iter().map(Into::into).collect());
+        self.account(&env);
     }
 
     #[napi(catch_unwind)]
     pub fn set_file(&mut self, path: Option<String>) {
-        self.inner.set_file(path.map(Into::into));
+        self.inner().set_file(path.map(Into::into));
     }
 
     #[napi(catch_unwind)]
     pub fn set_flushed(&mut self, flushed: bool) {
-        self.inner.flushed = flushed;
+        self.inner().flushed = flushed;
     }
 
     /// "missing", "empty", "loaded" or "migrated".
     #[napi(catch_unwind)]
-    pub fn open(&mut self, path: String) -> Result<String> {
-        let outcome = self
-            .inner
-            .open(std::path::Path::new(&path))
-            .map_err(to_napi)?;
+    pub fn open(&mut self, env: Env, path: String) -> Result<String> {
+        let outcome = self.inner().open(std::path::Path::new(&path));
+        self.account(&env);
+        let outcome = outcome.map_err(to_napi)?;
         Ok(match outcome {
             OpenOutcome::Missing => "missing",
             OpenOutcome::EmptyFile => "empty",
@@ -242,12 +421,14 @@ impl NativeSession {
     }
 
     #[napi(catch_unwind)]
-    pub fn rewrite(&mut self, positions: Vec<u32>, lines: Vec<String>) -> Result<()> {
+    pub fn rewrite(&mut self, env: Env, positions: Vec<u32>, lines: Vec<String>) -> Result<()> {
         let pending = positions
             .into_iter()
             .zip(lines.into_iter().map(String::into_bytes))
             .collect();
-        self.inner.rewrite(pending).map_err(to_napi)
+        let written = self.inner().rewrite(pending);
+        self.account(&env);
+        written.map_err(to_napi)
     }
 
     #[napi(catch_unwind)]
@@ -261,7 +442,7 @@ impl NativeSession {
                 r => Role::parse(r),
             }
         };
-        Ok(match self.inner.persist_plan(role).map_err(to_napi)? {
+        Ok(match self.inner().persist_plan(role).map_err(to_napi)? {
             PersistPlan::Skip => JsPersistPlan {
                 mode: 0,
                 pending: vec![],
@@ -277,65 +458,73 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn append(
         &mut self,
+        env: Env,
         meta: JsEntryMeta,
         line: Option<String>,
         flush_positions: Option<Vec<u32>>,
         flush_lines: Option<Vec<String>>,
     ) -> Result<u32> {
         let flush = pending_lines(flush_positions, flush_lines);
-        self.inner
-            .append(meta.into(), line.map(String::into_bytes), flush)
-            .map_err(to_napi)
+        let appended = self
+            .inner()
+            .append(meta.into(), line.map(String::into_bytes), flush);
+        self.account(&env);
+        appended.map_err(to_napi)
     }
 
     #[napi(catch_unwind)]
     pub fn persist_detached(
         &mut self,
+        env: Env,
         line: String,
         flush_positions: Option<Vec<u32>>,
         flush_lines: Option<Vec<String>>,
     ) -> Result<()> {
         let flush = pending_lines(flush_positions, flush_lines);
-        self.inner
-            .persist_detached(line.as_bytes(), flush)
-            .map_err(to_napi)
+        let written = self.inner().persist_detached(line.as_bytes(), flush);
+        self.account(&env);
+        written.map_err(to_napi)
     }
 
     #[napi(catch_unwind)]
     pub fn appends_lines(&self) -> bool {
-        self.inner.appends_lines()
+        self.inner().appends_lines()
     }
 
     #[napi(catch_unwind)]
-    pub fn append_line(&mut self, line: String) -> Result<u32> {
-        self.inner.append_line(line.into_bytes()).map_err(to_napi)
+    pub fn append_line(&mut self, env: Env, line: String) -> Result<u32> {
+        let appended = self.inner().append_line(line.into_bytes());
+        self.account(&env);
+        appended.map_err(to_napi)
     }
 
     /// `count` fresh entry ids, unique among the entries and each other.
     #[napi(catch_unwind)]
     pub fn new_ids(&self, count: u32) -> Vec<String> {
-        self.inner.new_entry_ids(count as usize)
+        self.inner().new_entry_ids(count as usize)
     }
 
     #[napi(catch_unwind)]
     pub fn file(&self) -> Option<String> {
-        self.inner.file().map(|p| p.to_string_lossy().into_owned())
+        self.inner()
+            .file()
+            .map(|p| p.to_string_lossy().into_owned())
     }
 
     #[napi(catch_unwind)]
     pub fn pending_positions(&self) -> Vec<u32> {
-        self.inner.pending_positions()
+        self.inner().pending_positions()
     }
 
     #[napi(catch_unwind)]
     pub fn on_branch(&self, key: String) -> bool {
-        self.inner.index.on_branch(&key)
+        self.inner().index.on_branch(&key)
     }
 
     #[napi(catch_unwind)]
     pub fn line(&self, position: u32) -> Result<Option<String>> {
         Ok(self
-            .inner
+            .inner()
             .line(position)
             .map_err(to_napi)?
             .map(|l| lossy(&l)))
@@ -344,7 +533,7 @@ impl NativeSession {
     /// `[asciiLines, otherLines, mask]`: see `Session::lines_split`.
     #[napi(catch_unwind)]
     pub fn lines_split<'env>(&self, env: &'env Env, positions: Uint32Array) -> Result<Array<'env>> {
-        let split = self.inner.lines_split(&positions).map_err(to_napi)?;
+        let split = self.inner().lines_split(&positions).map_err(to_napi)?;
         let mut parts = env.create_array(3)?;
         parts.set(0, env.create_string_latin1(&split.ascii)?)?;
         parts.set(1, js_string(env, split.other)?)?;
@@ -354,38 +543,38 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn header_position(&self) -> i64 {
-        opt_pos(self.inner.index.header())
+        opt_pos(self.inner().index.header())
     }
 
     #[napi(catch_unwind)]
     pub fn entry_positions(&self) -> Uint32Array {
-        self.inner.index.entry_positions().into()
+        self.inner().index.entry_positions().into()
     }
 
     #[napi(catch_unwind)]
     pub fn entry_count(&self) -> u32 {
-        self.inner.index.by_id.len() as u32
+        self.inner().index.by_id.len() as u32
     }
 
     /// The key of `leafId`; `null` for null.
     #[napi(catch_unwind)]
     pub fn leaf(&self) -> Option<String> {
-        self.inner.index.leaf.as_deref().map(str::to_string)
+        self.inner().index.leaf.as_deref().map(str::to_string)
     }
 
     #[napi(catch_unwind)]
     pub fn set_leaf(&mut self, key: Option<String>) {
-        self.inner.index.leaf = key.map(Key::from);
+        self.inner().index.leaf = key.map(Key::from);
     }
 
     #[napi(catch_unwind)]
     pub fn get(&self, key: String) -> i64 {
-        opt_pos(self.inner.index.get(&key))
+        opt_pos(self.inner().index.get(&key))
     }
 
     #[napi(catch_unwind)]
     pub fn branch(&self, from: Option<String>) -> Uint32Array {
-        self.inner.index.branch(from.as_deref()).into()
+        self.inner().index.branch(from.as_deref()).into()
     }
 
     /// `branch` into `out`: the path's length, or -1 when `out` is too short.
@@ -393,7 +582,7 @@ impl NativeSession {
     pub fn branch_into(&self, from: Option<String>, mut out: Uint32Array) -> i64 {
         // Safety: JavaScript cannot run while this synchronous call holds the slice.
         let out = unsafe { out.as_mut() };
-        match self.inner.index.branch_into(from.as_deref(), out) {
+        match self.inner().index.branch_into(from.as_deref(), out) {
             Some(len) => len as i64,
             None => -1,
         }
@@ -401,12 +590,12 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn children(&self, parent: String) -> Uint32Array {
-        self.inner.index.children(&parent).into()
+        self.inner().index.children(&parent).into()
     }
 
     #[napi(catch_unwind)]
     pub fn label(&self, key: String) -> i64 {
-        opt_pos(self.inner.index.labels.get(&key))
+        opt_pos(self.inner().index.labels.get(&key))
     }
 
     /// Position of the latest session_info entry.
@@ -414,7 +603,7 @@ impl NativeSession {
     pub fn last_of_kind(&self, kind: String) -> i64 {
         let kind = Kind::from_type(&kind);
         opt_pos(
-            self.inner
+            self.inner()
                 .index
                 .metas
                 .iter()
@@ -425,7 +614,7 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn context_entries(&self) -> Result<Uint32Array> {
-        let index = &self.inner.index;
+        let index = &self.inner().index;
         let path = index.leaf_path();
         let entries = index
             .context_entries(&path)
@@ -435,32 +624,32 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn context_plan(&self) -> Result<JsContextPlan> {
-        let index = &self.inner.index;
+        let index = &self.inner().index;
         context_plan_js(index, index.leaf_arg(), index.last_entry())
     }
 
     #[napi(catch_unwind)]
     pub fn tree(&self) -> JsTree {
-        tree_js(&self.inner.index)
+        tree_js(&self.inner().index)
     }
 
     #[napi(catch_unwind)]
     pub fn branch_session(
         &mut self,
+        env: Env,
         leaf: Option<String>,
         header: JsEntryMeta,
         header_line: Option<String>,
         new_file: Option<String>,
     ) -> Result<JsBranchOutcome> {
-        let outcome = self
-            .inner
-            .branch_session(
-                leaf.as_deref(),
-                header.into(),
-                header_line.map(String::into_bytes),
-                new_file.map(Into::into),
-            )
-            .map_err(to_napi)?;
+        let outcome = self.inner().branch_session(
+            leaf.as_deref(),
+            header.into(),
+            header_line.map(String::into_bytes),
+            new_file.map(Into::into),
+        );
+        self.account(&env);
+        let outcome = outcome.map_err(to_napi)?;
         let (sources, ids): (Vec<u32>, Vec<String>) = outcome.labels.into_iter().unzip();
         Ok(JsBranchOutcome {
             kept: outcome.kept.into(),
@@ -709,7 +898,7 @@ pub fn fork_session_file(
         header_line.as_bytes(),
     )
     .map_err(to_napi)?;
-    Ok(forked.map(|inner| NativeSession { inner }))
+    Ok(forked.map(NativeSession::with))
 }
 
 /// Panics on purpose, so the tests can check that a Rust panic reaches

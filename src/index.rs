@@ -710,6 +710,23 @@ pub fn is_truthy_key(key: &str) -> bool {
         || key == "\0NaN")
 }
 
+impl EntryIndex {
+    /// About how many bytes of native memory the index holds (told to V8).
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        // A hash map slot holds its key and value plus a control byte.
+        let map = |m: &OrderedMap| {
+            m.slot_of.capacity() * (size_of::<(Key, usize)>() + 1)
+                + m.slots.capacity() * size_of::<Option<(Key, u32)>>()
+        };
+        self.metas.capacity() * size_of::<EntryMeta>()
+            + map(&self.by_id)
+            + map(&self.labels)
+            + (self.parents.capacity() + self.runs.capacity()) * size_of::<u32>()
+            + self.waiting.capacity() * size_of::<(Key, Vec<u32>)>()
+    }
+}
+
 fn check_role(meta: &EntryMeta, position: u32) -> Result<(), NullishMessage> {
     if meta.role.is_nullish() {
         Err(NullishMessage {

@@ -5,6 +5,7 @@
 pub mod assembly;
 pub mod discovery;
 pub mod entry;
+pub mod file_pool;
 pub mod index;
 pub mod json;
 pub mod listing;

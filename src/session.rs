@@ -6,9 +6,11 @@ use foldhash::HashSet;
 use std::borrow::Cow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::assembly::{self, Assembly};
 use crate::entry::{read_line, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY};
+use crate::file_pool::{self, line_hash, FileIdentity, Gone, PoolOwner};
 use crate::index::{EntryIndex, NullishMessage};
 use crate::json::{self, JsValue};
 use crate::migrate::{self, MigrateError};
@@ -55,10 +57,12 @@ enum Line {
     /// Not serialized yet: only the JavaScript object exists (in-memory sessions,
     /// entries appended before the first flush).
     Pending,
-    /// A span of the loaded file, read again when needed.
+    /// A span of the loaded file, read again when needed and checked against
+    /// the hash of the bytes read then.
     File {
         offset: u64,
         len: usize,
+        hash: u64,
     },
     Owned(Box<[u8]>),
 }
@@ -97,8 +101,9 @@ pub struct BranchOutcome {
 #[derive(Default)]
 struct Patched {
     assembly: Assembly,
-    /// Each entry's place in `assembly` (`None`: only the JavaScript object exists).
-    spans: Vec<Option<(u64, usize)>>,
+    /// Each entry's place in `assembly` and the hash of its line (`None`: only
+    /// the JavaScript object exists).
+    spans: Vec<Option<(u64, usize, u64)>>,
 }
 
 /// See `Session::lines_split`.
@@ -115,16 +120,47 @@ pub enum HeaderScan {
     TooLong,
 }
 
+/// The file whose lines `Line::File` spans are, as it was when read.
+struct Source {
+    path: PathBuf,
+    identity: FileIdentity,
+}
+
 pub struct Session {
     pub index: EntryIndex,
     lines: Vec<Line>,
-    /// The loaded file, kept open: its lines are read from it on demand, and an
-    /// open descriptor keeps reading the same bytes even if the path is replaced.
-    source: Option<File>,
+    /// Where the `Line::File` lines are read from on demand. No descriptor is
+    /// kept here: the process-wide pool (`file_pool`) holds the few most
+    /// recently used, so thousands of live sessions hold a bounded number.
+    source: Option<Source>,
     pub persist: bool,
     pub flushed: bool,
     file: Option<PathBuf>,
-    appender: Option<store::Appender>,
+    /// This session's descriptors in the pool (closed when the session drops).
+    files: PoolOwner,
+    /// Bytes of `Line::Owned` lines.
+    owned_bytes: usize,
+}
+
+/// The error of a session whose file no longer holds the lines it read: the
+/// entries are never built from another entry's bytes.
+fn file_gone(path: &Path, how: Gone) -> SessionError {
+    let what = match how {
+        Gone::Io(e) => return SessionError::Io(e),
+        Gone::Deleted => "was deleted",
+        Gone::Replaced => "was replaced by another file",
+    };
+    SessionError::Message(format!(
+        "Session file {what} after it was opened: {}",
+        path.display()
+    ))
+}
+
+fn file_changed(path: &Path) -> SessionError {
+    SessionError::Message(format!(
+        "Session file was changed on disk after it was opened (truncated or rewritten): {}",
+        path.display()
+    ))
 }
 
 fn not_a_session(path: &Path) -> SessionError {
@@ -160,7 +196,74 @@ impl Session {
             persist,
             flushed: false,
             file: None,
-            appender: None,
+            files: PoolOwner::new(),
+            owned_bytes: 0,
+        }
+    }
+
+    /// About how many bytes of native memory this session holds.
+    pub fn heap_bytes(&self) -> usize {
+        self.index.heap_bytes()
+            + self.lines.capacity() * std::mem::size_of::<Line>()
+            + self.owned_bytes
+    }
+
+    /// Reads lines from `file` (just read, at `path`) from now on.
+    fn set_source(&mut self, path: &Path, file: File, identity: FileIdentity) {
+        file_pool::keep_for_reading(&self.files, path, file);
+        self.source = Some(Source {
+            path: path.to_path_buf(),
+            identity,
+        });
+    }
+
+    fn drop_source(&mut self) {
+        self.source = None;
+        self.files.forget_reads();
+    }
+
+    /// The file the `Line::File` lines are in, if it still is the one read.
+    fn source_file(&self) -> Result<Option<Arc<File>>, SessionError> {
+        let Some(source) = &self.source else {
+            return Ok(None);
+        };
+        file_pool::for_reading(&self.files, &source.path, source.identity)
+            .map(Some)
+            .map_err(|how| file_gone(&source.path, how))
+    }
+
+    /// Reads `len` bytes at `offset` of the source into `buffer`; a file now
+    /// too short has changed.
+    fn read_span(
+        &self,
+        file: &File,
+        offset: u64,
+        len: usize,
+        buffer: &mut Vec<u8>,
+    ) -> Result<(), SessionError> {
+        use std::os::unix::fs::FileExt;
+        buffer.resize(len, 0);
+        match file.read_exact_at(&mut buffer[..len], offset) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                Err(file_changed(self.source_path()))
+            }
+            Err(e) => Err(IoFailure::new(&e, "read", None).into()),
+        }
+    }
+
+    fn source_path(&self) -> &Path {
+        self.source
+            .as_ref()
+            .map_or(Path::new(""), |s| s.path.as_path())
+    }
+
+    /// `line` as it was read, or the error saying the file changed.
+    fn checked<'l>(&self, line: &'l [u8], hash: u64) -> Result<&'l [u8], SessionError> {
+        if line_hash(line) == hash {
+            Ok(line)
+        } else {
+            Err(file_changed(self.source_path()))
         }
     }
 
@@ -169,7 +272,8 @@ impl Session {
         self.index = EntryIndex::default();
         self.index.push(header);
         self.lines = vec![Line::Pending];
-        self.source = None;
+        self.owned_bytes = 0;
+        self.drop_source();
         self.flushed = false;
     }
 
@@ -177,7 +281,8 @@ impl Session {
     pub fn load_objects(&mut self, metas: Vec<EntryMeta>) {
         self.lines = vec![Line::Pending; metas.len()];
         self.index = EntryIndex::from_metas(metas);
-        self.source = None;
+        self.owned_bytes = 0;
+        self.drop_source();
     }
 
     pub fn len(&self) -> usize {
@@ -194,7 +299,7 @@ impl Session {
 
     pub fn set_file(&mut self, file: Option<PathBuf>) {
         self.file = file;
-        self.appender = None;
+        self.files.forget_appends();
     }
 
     /// Whether an append writes its line right away (persisted and flushed).
@@ -225,11 +330,14 @@ impl Session {
         match self.lines.get(position as usize) {
             None | Some(Line::Pending) => Ok(None),
             Some(Line::Owned(bytes)) => Ok(Some(Cow::Borrowed(bytes))),
-            Some(Line::File { offset, len }) => {
-                let source = self.source.as_ref().ok_or_else(|| {
+            Some(Line::File { offset, len, hash }) => {
+                let source = self.source_file()?.ok_or_else(|| {
                     SessionError::Message("Session file is no longer readable".into())
                 })?;
-                Ok(Some(Cow::Owned(store::read_at(source, *offset, *len)?)))
+                let mut bytes = Vec::new();
+                self.read_span(&source, *offset, *len, &mut bytes)?;
+                self.checked(&bytes, *hash)?;
+                Ok(Some(Cow::Owned(bytes)))
             }
         }
     }
@@ -276,13 +384,14 @@ impl Session {
         const MAX_GAP: u64 = 64 << 10;
         const MAX_RUN: u64 = 16 << 20;
         let span = |p: u32| match self.lines.get(p as usize) {
-            Some(Line::File { offset, len }) => Some((*offset, *len as u64)),
+            Some(Line::File { offset, len, hash }) => Some((*offset, *len as u64, *hash)),
             _ => None,
         };
         let mut buffer = Vec::new();
+        let mut source: Option<Arc<File>> = None;
         let mut i = 0;
         while i < positions.len() {
-            let Some((run_start, first_len)) = span(positions[i]) else {
+            let Some((run_start, first_len, _)) = span(positions[i]) else {
                 match self.line(positions[i])? {
                     Some(line) => emit(&line),
                     None => emit(b"null"),
@@ -294,7 +403,7 @@ impl Session {
             let mut j = i + 1;
             while j < positions.len() {
                 match span(positions[j]) {
-                    Some((off, len))
+                    Some((off, len, _))
                         if off >= run_end
                             && off - run_end <= MAX_GAP
                             && off + len - run_start <= MAX_RUN =>
@@ -305,20 +414,18 @@ impl Session {
                     _ => break,
                 }
             }
-            let source = self.source.as_ref().ok_or_else(|| {
+            if source.is_none() {
+                source = self.source_file()?;
+            }
+            let file = source.as_deref().ok_or_else(|| {
                 SessionError::Message("Session file is no longer readable".into())
             })?;
-            store::read_at_into(
-                source,
-                run_start,
-                (run_end - run_start) as usize,
-                &mut buffer,
-            )?;
+            self.read_span(file, run_start, (run_end - run_start) as usize, &mut buffer)?;
             let bytes = &buffer;
             for &p in &positions[i..j] {
-                let (off, len) = span(p).unwrap_or((run_start, 0));
+                let (off, len, hash) = span(p).unwrap_or((run_start, 0, line_hash(b"")));
                 let from = (off - run_start) as usize;
-                emit(&bytes[from..from + len as usize]);
+                emit(self.checked(&bytes[from..from + len as usize], hash)?);
             }
             i = j;
         }
@@ -342,16 +449,17 @@ impl Session {
             return Ok(OpenOutcome::Missing);
         }
         let source = store::open_read(path)?;
+        let identity = FileIdentity::of(&source)?;
         let (entries, size, unterminated) =
             read_lines_parallel(&source, |line| match read_line(line) {
-                LineRead::Entry(meta) => Some(meta),
+                LineRead::Entry(meta) => Some((meta, line_hash(line))),
                 LineRead::Skipped => None,
             })?;
         let mut metas = Vec::with_capacity(entries.len());
         let mut lines = Vec::with_capacity(entries.len());
-        for (offset, len, meta) in entries {
+        for (offset, len, (meta, hash)) in entries {
             metas.push(meta);
-            lines.push(Line::File { offset, len });
+            lines.push(Line::File { offset, len, hash });
         }
         let Some(first) = metas.first() else {
             return if size == 0 {
@@ -368,15 +476,11 @@ impl Session {
             store::end_last_line(path)?;
         }
         let migration = migrate::plan(&metas);
-        let mut loaded = Session {
-            index: EntryIndex::default(),
-            lines,
-            source: Some(source),
-            persist: self.persist,
-            flushed: true,
-            file: Some(path.to_path_buf()),
-            appender: None,
-        };
+        let mut loaded = Session::new(self.persist);
+        loaded.lines = lines;
+        loaded.flushed = true;
+        loaded.file = Some(path.to_path_buf());
+        loaded.set_source(path, source, identity);
         if let Some(plan) = &migration {
             let positions: Vec<u32> = (0..metas.len() as u32).collect();
             let mut old: Vec<Vec<u8>> = Vec::with_capacity(metas.len());
@@ -399,11 +503,12 @@ impl Session {
                     LineRead::Skipped => EntryMeta::opaque(),
                 })
                 .collect();
+            loaded.owned_bytes = migrated.iter().map(Vec::len).sum();
             loaded.lines = migrated
                 .into_iter()
                 .map(|l| Line::Owned(l.into_boxed_slice()))
                 .collect();
-            loaded.source = None;
+            loaded.drop_source();
         }
         loaded.index = EntryIndex::from_metas(metas);
         *self = loaded;
@@ -462,6 +567,7 @@ impl Session {
 
     fn store_lines(&mut self, lines: Vec<(u32, Vec<u8>)>) {
         for (p, line) in lines {
+            self.owned_bytes += line.len();
             self.lines[p as usize] = Line::Owned(line.into_boxed_slice());
         }
     }
@@ -517,14 +623,18 @@ impl Session {
             (Some(line), None, Some(path)) => {
                 // The newline goes on the caller's buffer so the write needs no copy.
                 line.push(b'\n');
-                let written = store::Appender::append(&mut self.appender, path, line);
+                let written = file_pool::for_appending(&self.files, path)
+                    .and_then(|file| store::append_to(&file, line));
                 line.pop();
                 written?;
             }
             _ => {}
         }
         self.lines.push(match line {
-            Some(l) => Line::Owned(l.into_boxed_slice()),
+            Some(l) => {
+                self.owned_bytes += l.len();
+                Line::Owned(l.into_boxed_slice())
+            }
             None => Line::Pending,
         });
         Ok(self.index.push(meta))
@@ -550,7 +660,8 @@ impl Session {
             None => {
                 let mut data = line.to_vec();
                 data.push(b'\n');
-                store::Appender::append(&mut self.appender, &path, &data)?;
+                let file = file_pool::for_appending(&self.files, &path)?;
+                store::append_to(&file, &data)?;
             }
         }
         Ok(())
@@ -614,10 +725,10 @@ impl Session {
         // the old file as they are), then the recreated labels. Spans are each
         // entry's place in the new file (`None`: only the JavaScript object exists).
         let mut head = Assembly::default();
-        let mut spans: Vec<Option<(u64, usize)>> = Vec::new();
+        let mut spans: Vec<Option<(u64, usize, u64)>> = Vec::new();
         match &header_line {
             Some(line) => {
-                spans.push(Some((0, line.len())));
+                spans.push(Some((0, line.len(), line_hash(line))));
                 head.write(line);
                 head.write(b"\n");
             }
@@ -629,7 +740,7 @@ impl Session {
             spans.extend(
                 part.spans
                     .into_iter()
-                    .map(|s| s.map(|(at, len)| (base + at, len))),
+                    .map(|s| s.map(|(at, len, hash)| (base + at, len, hash))),
             );
             base += part.assembly.len();
             parts.push(part.assembly);
@@ -667,7 +778,7 @@ impl Session {
             match self.line(label_position)? {
                 Some(old) => {
                     let line = label_line(&old, &id, parent.as_deref(), target)?;
-                    spans.push(Some((base + labels.len(), line.len())));
+                    spans.push(Some((base + labels.len(), line.len(), line_hash(&line))));
                     labels.write(&line);
                     labels.write(b"\n");
                 }
@@ -681,6 +792,7 @@ impl Session {
         let index = EntryIndex::from_metas(metas);
         let mut flushed = false;
         let mut source = None;
+        let old_source = self.source_file()?;
         if self.persist && index.has_conversation()? {
             // A flushed session's entries all have lines, so the text is whole.
             let path = new_file
@@ -688,9 +800,11 @@ impl Session {
                 .ok_or_else(|| SessionError::Message("no session file".into()))?;
             parts.push(labels);
             store::replace_with(&path, |file| {
-                assembly::write_parts(file, self.source.as_ref(), &parts)
+                assembly::write_parts(file, old_source.as_deref(), &parts)
             })?;
-            source = Some(store::open_read(&path)?);
+            let file = store::open_read(&path)?;
+            let identity = FileIdentity::of(&file)?;
+            source = Some((path, file, identity));
             flushed = true;
         } else {
             parts.push(labels);
@@ -702,28 +816,39 @@ impl Session {
                 .into_iter()
                 .map(|span| match span {
                     None => Line::Pending,
-                    Some((offset, len)) => Line::File { offset, len },
+                    Some((offset, len, hash)) => Line::File { offset, len, hash },
                 })
                 .collect(),
             None => {
-                let content = assembly::read_parts(self.source.as_ref(), &parts)?;
+                let content = assembly::read_parts(old_source.as_deref(), &parts)?;
                 spans
                     .into_iter()
                     .map(|span| match span {
                         None => Line::Pending,
-                        Some((at, len)) => {
+                        Some((at, len, _)) => {
                             Line::Owned(content[at as usize..at as usize + len].into())
                         }
                     })
                     .collect()
             }
         };
+        let owned_bytes = lines
+            .iter()
+            .map(|l| match l {
+                Line::Owned(bytes) => bytes.len(),
+                _ => 0,
+            })
+            .sum();
         if self.persist {
             self.set_file(new_file);
         }
         self.index = index;
         self.lines = lines;
-        self.source = source;
+        self.owned_bytes = owned_bytes;
+        self.drop_source();
+        if let Some((path, file, identity)) = source {
+            self.set_source(&path, file, identity);
+        }
         self.flushed = flushed;
         Ok(outcome)
     }
@@ -803,17 +928,21 @@ impl Session {
             self.each_line(&outcome.kept[i..run_end], |old| {
                 let at = out.assembly.len();
                 let in_file = match self.lines.get(outcome.kept[k] as usize) {
-                    Some(Line::File { offset, len }) if *len == old.len() => Some(*offset),
+                    Some(Line::File { offset, len, hash }) if *len == old.len() => {
+                        Some((*offset, *hash))
+                    }
                     _ => None,
                 };
                 match in_file {
-                    Some(offset) if unchanged(k) && json::canonical_members(old).is_some() => {
+                    Some((offset, hash))
+                        if unchanged(k) && json::canonical_members(old).is_some() =>
+                    {
                         out.assembly.copy(offset, old.len() as u64 + 1);
-                        out.spans.push(Some((at, old.len())));
+                        out.spans.push(Some((at, old.len(), hash)));
                     }
                     _ => match json::patch_line(old, &changes_of(k)) {
                         Ok(new) => {
-                            out.spans.push(Some((at, new.len())));
+                            out.spans.push(Some((at, new.len(), line_hash(&new))));
                             out.assembly.write_with(|b| {
                                 b.extend_from_slice(&new);
                                 b.push(b'\n');
@@ -1020,6 +1149,7 @@ pub fn fork_file(
     let mut lines = vec![Line::File {
         offset: 0,
         len: header_line.len(),
+        hash: line_hash(header_line),
     }];
     // None until the first entry is seen; then whether it is a valid header.
     let mut valid: Option<bool> = None;
@@ -1036,9 +1166,10 @@ pub fn fork_file(
             || json::canonical_members(line).is_some()
             || !line.starts_with(b"{") && is_canonical_value(line);
         let rewritten = (!as_is).then(|| json::rewrite_line(line, |_| {}).map_err(|_| ()));
-        Some((meta, rewritten))
+        let hash = (copying && as_is).then(|| line_hash(line));
+        Some((meta, rewritten, hash))
     })?;
-    for (offset, len, (meta, rewritten)) in entries {
+    for (offset, len, (meta, rewritten, hash)) in entries {
         if valid.is_none() {
             valid = Some(meta.kind == Kind::Session && meta.id_is_string);
         }
@@ -1049,17 +1180,17 @@ pub fn fork_file(
             continue;
         }
         let at = content.len();
-        let written = match rewritten {
+        let (written, hash) = match rewritten {
             // With its newline: every line but an unterminated last one has one,
             // and that one gets it before the copy (below).
             None => {
                 content.copy(offset, len as u64 + 1);
-                len
+                (len, hash.unwrap_or_default())
             }
             Some(Ok(canonical)) => {
                 content.write(&canonical);
                 content.write(b"\n");
-                canonical.len()
+                (canonical.len(), line_hash(&canonical))
             }
             Some(Err(())) => {
                 failure = Some(SessionError::Message("Unreadable entry line".into()));
@@ -1069,6 +1200,7 @@ pub fn fork_file(
         lines.push(Line::File {
             offset: at,
             len: written,
+            hash,
         });
         metas.push(meta);
     }
@@ -1087,7 +1219,9 @@ pub fn fork_file(
         store::create_new_with(target, |file| {
             assembly::write_parts(file, Some(&input), &[content])
         })?;
-        forked.source = Some(store::open_read(target)?);
+        let file = store::open_read(target)?;
+        let identity = FileIdentity::of(&file)?;
+        forked.set_source(target, file, identity);
         forked.index = EntryIndex::from_metas(metas);
         forked.lines = lines;
         forked.flushed = true;
@@ -1193,6 +1327,28 @@ mod tests {
             matches!(s2.open(&bad), Err(SessionError::Message(m)) if m.contains("not a valid pi session"))
         );
         assert!(s2.file.is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_line_read_again_must_be_the_line_read_at_open() {
+        let dir = temp_dir();
+        let file = dir.join("changed.jsonl");
+        let header = r#"{"type":"session","id":"s","version":3}"#;
+        let a = r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user"}}"#;
+        let b = r#"{"type":"message","id":"b","parentId":null,"message":{"role":"user"}}"#;
+        std::fs::write(&file, format!("{header}\n{a}\n{b}\n")).unwrap();
+        let mut s = Session::new(true);
+        assert!(s.open(&file).is_ok());
+        assert_eq!(s.line(1).unwrap().as_deref(), Some(a.as_bytes()));
+        // Rewritten in place: the same offsets now hold the other entry.
+        std::fs::write(&file, format!("{header}\n{b}\n{a}\n")).unwrap();
+        let changed = |r: Result<(), SessionError>| matches!(r, Err(SessionError::Message(m)) if m.contains("changed on disk"));
+        assert!(changed(s.line(1).map(|_| ())));
+        assert!(changed(s.each_line(&[1, 2], |_| {})));
+        // Truncated: too short to hold the line.
+        std::fs::write(&file, header).unwrap();
+        assert!(changed(s.line(2).map(|_| ())));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -235,69 +235,43 @@ pub fn end_last_line(path: &Path) -> Result<(), IoFailure> {
     append(path, b"\n")
 }
 
-/// Appends `data` in one write. A failed or short write is cut back so the file
-/// never keeps half a line.
+/// Appends `data` in one write, opening the file for this one append. A failed
+/// or short write is cut back so the file never keeps half a line.
 pub fn append(path: &Path, data: &[u8]) -> Result<(), IoFailure> {
-    Appender::append(&mut None, path, data)
+    let file = OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
+    append_to(&file, data)
 }
 
-/// An append handle kept open across appends: one `write` per line instead of
-/// open, write and close. If the file was deleted or replaced behind our back
-/// (no links left), the next append reopens the path, as a fresh open would.
-pub struct Appender {
-    path: PathBuf,
-    file: File,
+/// Appends `data` to a file opened with `O_APPEND`, in one write; a failed or
+/// short write is cut back.
+pub fn append_to(file: &File, data: &[u8]) -> Result<(), IoFailure> {
+    let mut written = 0;
+    let mut out = file;
+    while written < data.len() {
+        match out.write(&data[written..]) {
+            Ok(0) => {
+                let e = io::Error::new(io::ErrorKind::WriteZero, "short write");
+                return Err(cut_back(file, written, &e));
+            }
+            Ok(n) => written += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(cut_back(file, written, &e)),
+        }
+    }
+    Ok(())
 }
 
-impl Appender {
-    fn open(path: &Path) -> Result<Appender, IoFailure> {
-        let file = OpenOptions::new()
-            .append(true)
-            .create(true)
-            .open(path)
-            .map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
-        Ok(Appender {
-            path: path.to_path_buf(),
-            file,
-        })
-    }
-
-    /// Appends `data` in one write; a failed or short write is cut back.
-    pub fn append(slot: &mut Option<Appender>, path: &Path, data: &[u8]) -> Result<(), IoFailure> {
-        use std::os::unix::fs::MetadataExt;
-        let stale = match slot {
-            Some(a) => a.path != path || a.file.metadata().map_or(true, |m| m.nlink() == 0),
-            None => true,
-        };
-        if stale {
-            *slot = Some(Appender::open(path)?);
+fn cut_back(file: &File, written: usize, err: &io::Error) -> IoFailure {
+    if written > 0 {
+        if let Ok(meta) = file.metadata() {
+            let _ = file.set_len(meta.len().saturating_sub(written as u64));
         }
-        let Some(appender) = slot.as_mut() else {
-            return Ok(());
-        };
-        let mut written = 0;
-        while written < data.len() {
-            match appender.file.write(&data[written..]) {
-                Ok(0) => {
-                    let e = io::Error::new(io::ErrorKind::WriteZero, "short write");
-                    return Err(appender.cut_back(written, &e));
-                }
-                Ok(n) => written += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(appender.cut_back(written, &e)),
-            }
-        }
-        Ok(())
     }
-
-    fn cut_back(&self, written: usize, err: &io::Error) -> IoFailure {
-        if written > 0 {
-            if let Ok(meta) = self.file.metadata() {
-                let _ = self.file.set_len(meta.len().saturating_sub(written as u64));
-            }
-        }
-        IoFailure::new(err, "write", None)
-    }
+    IoFailure::new(err, "write", None)
 }
 
 /// Creates a new file that must not exist yet (`wx`), with all of `data`.

@@ -122,3 +122,13 @@ export async function accounting(file: string, manager: SessionManager): Promise
     const first: UsageReportRow | undefined = report.rows[0];
     return stats.tokens.total + again.cost + (rows[0]?.tokens ?? 0) + (first?.cost ?? 0) + report.totals.sessions;
 }
+
+// close() and [Symbol.dispose]() free a manager now (`using` on TypeScript 5.2+).
+export function closing(file: string): number {
+    const sm = SessionManager.open(file);
+    const count = sm.getEntryCount();
+    sm.close();
+    const disposable: Disposable = SessionManager.inMemory();
+    disposable[Symbol.dispose]();
+    return count;
+}

@@ -19,8 +19,12 @@ type Check<T extends true> = T;
 type Public<T> = { [K in keyof T]: T[K] };
 /** Static members of a class (drops `prototype`, whose instance type is nominal). */
 type Statics<T> = Omit<T, "prototype">;
+/** What ours has beyond the reference: close() and [Symbol.dispose]() (README, "Beyond the reference"). */
+type Beyond = "close" | typeof Symbol.dispose;
+/** Our SessionManager without the additions: the reference's surface. */
+type Core<T> = Omit<T, Beyond>;
 /** A SessionManager instance (ours or the reference's) compared by its public structure. */
-type Norm<T> = T extends ours.SessionManager | ref.SessionManager ? Public<T> : T;
+type Norm<T> = T extends ours.SessionManager | ref.SessionManager ? Public<Core<T>> : T;
 /**
  * Names of the members of A and B whose parameter lists or return types are not mutually
  * assignable (method parameters are bivariant in plain assignability, so they are compared
@@ -122,14 +126,15 @@ export type TypeChecks = [
 
 // SessionManager: same public instance members and statics, with compatible signatures.
 export type ClassChecks = [
-    Check<SameKeys<ours.SessionManager, ref.SessionManager>>,
-    Check<Mutual<Public<ours.SessionManager>, Public<ref.SessionManager>>>,
+    Check<SameKeys<Core<ours.SessionManager>, ref.SessionManager>>,
+    Check<Mutual<Public<Core<ours.SessionManager>>, Public<ref.SessionManager>>>,
+    Check<Mutual<Exclude<keyof ours.SessionManager, keyof ref.SessionManager>, Beyond>>,
     Check<SameKeys<typeof ours.SessionManager, typeof ref.SessionManager>>,
-    None<MismatchedMembers<ours.SessionManager, ref.SessionManager>>,
+    None<MismatchedMembers<Core<ours.SessionManager>, ref.SessionManager>>,
     None<MismatchedMembers<Statics<typeof ours.SessionManager>, Statics<typeof ref.SessionManager>>>,
-    // The reference's statics (all overloads) can stand in for ours. (Not the other way
-    // round: ours return our SessionManager, which is not the reference's nominal class.)
-    Check<[Statics<typeof ref.SessionManager>] extends [Statics<typeof ours.SessionManager>] ? true : false>,
+    // A reference manager has all of ours but the additions. (The reference's statics no
+    // longer stand in for ours: the managers they return have no close().)
+    Check<[ref.SessionManager] extends [Core<ours.SessionManager>] ? true : false>,
     Check<Mutual<Parameters<typeof ours.SessionManager.create>, Parameters<typeof ref.SessionManager.create>>>,
     // Statics not returning a SessionManager compare directly, all overloads included.
     Check<Mutual<typeof ours.SessionManager.list, typeof ref.SessionManager.list>>,
@@ -191,9 +196,9 @@ export function toReference(sm: ours.SessionManager): ai.Message[] {
     return ref.convertToLlm(messages);
 }
 
-// The reference's SessionManager (e.g. AgentSession.sessionManager) satisfies our class type,
-// because ours declares no private members.
-export function fromReferenceManager(session: ref.AgentSession): ours.SessionManager {
+// The reference's SessionManager (e.g. AgentSession.sessionManager) satisfies our class type
+// but for the additions (close, [Symbol.dispose]), because ours declares no private members.
+export function fromReferenceManager(session: ref.AgentSession): Omit<ours.SessionManager, "close" | typeof Symbol.dispose> {
     return session.sessionManager;
 }
 
