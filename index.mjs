@@ -12,5 +12,7 @@ export const {
   parseSessionEntries,
   sessionEntryToContextMessages,
   configureListing,
+  checkSession,
+  repairSession,
 } = cjs;
 export default cjs;
