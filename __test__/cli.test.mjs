@@ -319,7 +319,10 @@ test("damage: a file the reference cannot read (a NUL run longer than V8's strin
 		const fd = fs.openSync(d.file, "r+");
 		fs.ftruncateSync(fd, fs.fstatSync(fd).size + (1 << 29));
 		fs.closeSync(fd);
-		assert.throws(() => RefSM.open(d.file), (e) => e instanceof RangeError && /Invalid string length/.test(e.message));
+		if (process.env.PI_CLI_SLOW_TESTS === "1") {
+			// Minutes here: the reference searches its growing line for "\n" after every 1 MiB read.
+			assert.throws(() => RefSM.open(d.file), (e) => e instanceof RangeError && /Invalid string length/.test(e.message));
+		}
 		const report = JSON.parse(runCli(d.w, ["doctor", "--json", d.file]).stdout);
 		assert.equal(report.opensInReference, false);
 		assert.deepEqual(report.findings.map((f) => f.problem).sort(), ["nul-padding", "too-large"]);

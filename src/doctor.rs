@@ -1051,6 +1051,7 @@ pub fn repair(
         if let Ok(d) = File::open(&dir) {
             let _ = d.sync_all();
         }
+        carry_over_late_appends(&source, report.stamp.0, &target)?;
         Ok(())
     })();
     if let Err(e) = result {
@@ -1064,6 +1065,21 @@ pub fn repair(
         backup: Some(backup),
         after: Some(after),
     })
+}
+
+/// An append that reached the old file between the last check and the rename
+/// went into what is now the backup: its bytes are appended to the new file, so
+/// no entry written meanwhile is lost.
+fn carry_over_late_appends(old: &File, checked_len: u64, target: &Path) -> Result<(), IoFailure> {
+    let now = old
+        .metadata()
+        .map_err(|e| IoFailure::new(&e, "fstat", None))?
+        .len();
+    if now <= checked_len {
+        return Ok(());
+    }
+    let late = store::read_at(old, checked_len, (now - checked_len) as usize)?;
+    store::append(target, &late)
 }
 
 fn write_all(out: &mut File, bytes: &[u8]) -> Result<(), IoFailure> {
