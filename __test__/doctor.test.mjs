@@ -99,7 +99,7 @@ test("a repair racing another process's appends is refused or loses nothing", as
 	const file = path.join(dir, fileNameFor(START, ID));
 	const entries = fixedSession({ id: ID, cwd: world.project });
 	const lines = entries.map((e) => JSON.stringify(e));
-	// Every line ends with CRLF: each repair has work to do.
+	// Every line ends with CRLF, the appended ones too: each repair has work to do.
 	const crlf = () => fs.writeFileSync(file, lines.join("\r\n") + "\r\n");
 	crlf();
 	const COUNT = 400;
@@ -109,7 +109,7 @@ test("a repair racing another process's appends is refused or loses nothing", as
 			"-e",
 			`const fs = require("fs");
 			for (let i = 0; i < ${COUNT}; i++) {
-				fs.appendFileSync(process.argv[1], JSON.stringify({ type: "custom", id: "x" + i, parentId: null, timestamp: "${START}", customType: "race" }) + "\\n");
+				fs.appendFileSync(process.argv[1], JSON.stringify({ type: "custom", id: "x" + i, parentId: null, timestamp: "${START}", customType: "race" }) + "\\r\\n");
 				const until = Date.now() + 2; while (Date.now() < until) {}
 			}`,
 			file,

@@ -1037,11 +1037,10 @@ pub fn repair(
             .map_err(|e| IoFailure::new(&e, "fsync", None))?;
         fs::set_permissions(&temp, fs::Permissions::from_mode(original.mode() & 0o7777))
             .map_err(|e| IoFailure::new(&e, "chmod", Some(&temp)))?;
-        // The original stays beside it, under a name listings ignore.
-        if fs::hard_link(&target, &backup).is_err() {
-            fs::copy(&target, &backup)
-                .map_err(|e| IoFailure::new(&e, "copyfile", Some(&backup)))?;
-        }
+        // The original stays beside it, under a name listings ignore. A copy, not
+        // a hard link: the old file must have no links left after the rename, so
+        // that an append handle kept open on it (this package's) sees it replaced.
+        fs::copy(&target, &backup).map_err(|e| IoFailure::new(&e, "copyfile", Some(&backup)))?;
         let now = fs::metadata(&target).map_err(|e| IoFailure::new(&e, "stat", Some(path)))?;
         if stamp_of(&now) != report.stamp {
             let _ = fs::remove_file(&backup);
@@ -1067,19 +1066,31 @@ pub fn repair(
     })
 }
 
-/// An append that reached the old file between the last check and the rename
-/// went into what is now the backup: its bytes are appended to the new file, so
-/// no entry written meanwhile is lost.
+/// How long appends to the replaced file are watched for after the rename.
+const SETTLE_ROUNDS: u32 = 20;
+const SETTLE_STEP: std::time::Duration = std::time::Duration::from_millis(5);
+
+/// A writer that opened the file before the rename writes into the old file
+/// (no longer linked): what arrives there during a short settle time is
+/// appended to the new file, so such an append is not lost. A writer that
+/// waits longer than that between its open and its write is not seen.
 fn carry_over_late_appends(old: &File, checked_len: u64, target: &Path) -> Result<(), IoFailure> {
-    let now = old
-        .metadata()
-        .map_err(|e| IoFailure::new(&e, "fstat", None))?
-        .len();
-    if now <= checked_len {
-        return Ok(());
+    let mut carried = checked_len;
+    for round in 0..SETTLE_ROUNDS {
+        let now = old
+            .metadata()
+            .map_err(|e| IoFailure::new(&e, "fstat", None))?
+            .len();
+        if now > carried {
+            let late = store::read_at(old, carried, (now - carried) as usize)?;
+            store::append(target, &late)?;
+            carried = now;
+        }
+        if round + 1 < SETTLE_ROUNDS {
+            std::thread::sleep(SETTLE_STEP);
+        }
     }
-    let late = store::read_at(old, checked_len, (now - checked_len) as usize)?;
-    store::append(target, &late)
+    Ok(())
 }
 
 fn write_all(out: &mut File, bytes: &[u8]) -> Result<(), IoFailure> {
