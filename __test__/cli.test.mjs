@@ -87,6 +87,29 @@ test("show, tree, context and info --json are the reference's getBranch, getEntr
 	assert.deepEqual(info.parentChain, []);
 });
 
+test("info --json follows the parentSession chain, a missing parent marked", () => {
+	const dir = path.join(world.root, "chain");
+	const child = writeSession(path.join(dir, fileNameFor("2026-03-01T00:00:00.000Z", "c1")), [
+		{ type: "session", version: 3, id: "c1", timestamp: "2026-03-01T00:00:00.000Z", cwd: world.project, parentSession: path.join(dir, "mid.jsonl") },
+	]);
+	writeSession(path.join(dir, "mid.jsonl"), [
+		{ type: "session", version: 3, id: "mid", timestamp: "2026-02-01T00:00:00.000Z", cwd: world.project, parentSession: fixedFile },
+	]);
+	const info = JSON.parse(ok(["info", "--json", child]).stdout);
+	assert.deepEqual(
+		info.parentChain.map((p) => [p.path, p.exists, p.id]),
+		[
+			[path.join(dir, "mid.jsonl"), true, "mid"],
+			[fixedFile, true, ID],
+		],
+	);
+	assert.equal(info.parentSession, RefSM.open(child).getHeader().parentSession);
+	const orphan = writeSession(path.join(dir, "orphan.jsonl"), [
+		{ type: "session", version: 3, id: "o1", timestamp: "2026-03-01T00:00:00.000Z", cwd: world.project, parentSession: path.join(dir, "gone.jsonl") },
+	]);
+	assert.deepEqual(JSON.parse(ok(["info", "--json", orphan]).stdout).parentChain, [{ path: path.join(dir, "gone.jsonl"), exists: false }]);
+});
+
 test("path resolves as pi --session: exact id, prefix here, then other projects", async () => {
 	assert.equal(ok(["path", ID]).stdout, `${fixedFile}\n`);
 	assert.equal(ok(["path", ID]).stdout.trim(), RefSM.findById(world.project, ID));
@@ -138,20 +161,26 @@ test("doctor --json and repair --dry-run --json are checkSession and repairSessi
 
 // --- human output: golden files ------------------------------------------------------
 
+// The same session with a fixed cwd, outside the agent dir: its bytes (and size) do not
+// depend on where the temp dir is.
+const goldenFile = writeSession(
+	path.join(world.root, "golden", fileNameFor(START, ID)),
+	fixedSession({ id: ID, cwd: "/home/user/project", name: "Listing files" }),
+);
 const GOLDEN_COMMANDS = [
-	["info", ["info", ID]],
-	["show", ["show", ID]],
-	["show-tail", ["show", ID, "--tail", "2"]],
-	["show-all-branches", ["show", ID, "--all-branches"]],
-	["tree", ["tree", ID]],
-	["context", ["context", ID]],
-	["export-md", ["export", ID]],
-	["doctor-clean", ["doctor", ID]],
+	["info", ["info", goldenFile]],
+	["show", ["show", goldenFile]],
+	["show-tail", ["show", goldenFile, "--tail", "2"]],
+	["show-all-branches", ["show", goldenFile, "--all-branches"]],
+	["tree", ["tree", goldenFile]],
+	["context", ["context", goldenFile]],
+	["export-md", ["export", goldenFile]],
+	["doctor-clean", ["doctor", goldenFile]],
 	["help", ["--help"]],
 ];
 
 for (const [name, args] of GOLDEN_COMMANDS) {
-	test(`human output of ${args.join(" ")} (golden ${name}.txt)`, () => {
+	test(`human output of pi-sessions ${args[0]} ${args.slice(2).join(" ")} (golden ${name}.txt)`, () => {
 		const r = ok(args, { env: { COLUMNS: "80" } });
 		const text = normalizeRoot(r.stdout, world);
 		assert.equal(text, golden(`${name}.txt`, text));
