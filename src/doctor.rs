@@ -218,7 +218,8 @@ fn is_object_json(line: &[u8]) -> bool {
 fn is_cut_json(line: &[u8]) -> bool {
     let mut cur = Cursor::new(line);
     cur.skip_ws();
-    cur.peek().is_some() && cur.skip_value().is_err() && cur.i + 16 >= line.len()
+    // pi writes objects; a cut one fails only near its end.
+    cur.peek() == Some(b'{') && cur.skip_value().is_err() && cur.i + 16 >= line.len()
 }
 
 /// `line.trim()` is empty in JavaScript: ASCII blanks, NBSP, BOM and the other
@@ -1231,6 +1232,36 @@ mod tests {
             vec![("duplicate-id", 3), ("parent-cycle", 4), ("orphan", 6)]
         );
         assert!(!report.has_repairs());
+        fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_misplaced_header_moves_to_the_top_and_other_lines_stay() {
+        let mut bytes = format!("{}\nnotes, not JSON\n[1]\n", entry("a", None)).into_bytes();
+        bytes.extend_from_slice(
+            b"{\"type\":\"custom\",\"id\":\"b\",\"parentId\":\"a\",\"x\":\"\xff\"}\n",
+        );
+        bytes.extend_from_slice(format!("{}\n", header()).as_bytes());
+        let (dir, file) = in_folder(&bytes);
+        let report = check(&file).unwrap();
+        assert!(!report.opens_in_reference);
+        assert_eq!(
+            problems(&report),
+            vec![
+                ("not-json", 2),
+                ("not-object", 3),
+                ("invalid-utf8", 4),
+                ("header-not-first", 5)
+            ]
+        );
+        repair(&file, false, "s").unwrap();
+        let text = fs::read(&file).unwrap();
+        let mut expected =
+            format!("{}\n{}\nnotes, not JSON\n[1]\n", header(), entry("a", None)).into_bytes();
+        expected.extend_from_slice(
+            b"{\"type\":\"custom\",\"id\":\"b\",\"parentId\":\"a\",\"x\":\"\xff\"}\n",
+        );
+        assert_eq!(text, expected);
         fs::remove_dir_all(dir.parent().unwrap()).unwrap();
     }
 
