@@ -982,5 +982,80 @@ export interface UsageReport {
 
 /** Token and cost totals across sessions (see README "Accounting"). */
 export declare function usageReport(options: UsageReportOptions): Promise<UsageReport>;
+/** What `checkSession` found wrong with one line (or with the file, `line` 0). */
+export interface DoctorFinding {
+  /**
+   * `torn-last-line`, `torn-line`, `glued-entry`, `nul-padding`, `invalid-utf8`,
+   * `not-json`, `not-object`, `missing-header`, `header-not-first`,
+   * `duplicate-id`, `parent-cycle`, `orphan`, `crlf` or `too-large`.
+   */
+  problem: DoctorProblem;
+  /** 1-based line number; 0 for the file as a whole. */
+  line: number;
+  message: string;
+  /** What `repairSession` does about it; absent when it is left as it is. */
+  repair?: string;
+}
+
+export type DoctorProblem =
+  | "torn-last-line"
+  | "torn-line"
+  | "glued-entry"
+  | "nul-padding"
+  | "invalid-utf8"
+  | "not-json"
+  | "not-object"
+  | "missing-header"
+  | "header-not-first"
+  | "duplicate-id"
+  | "parent-cycle"
+  | "orphan"
+  | "crlf"
+  | "too-large";
+
+export interface SessionCheck {
+  /** The file, resolved. */
+  path: string;
+  size: number;
+  lines: number;
+  /** Lines the reference reads as entries, the header included. */
+  entries: number;
+  /** Whether pi (the reference) opens the file as it is. */
+  opensInReference: boolean;
+  findings: DoctorFinding[];
+  /** Whether `repairSession` would change the file. */
+  repairable: boolean;
+}
+
+export interface RepairAction {
+  problem: DoctorProblem;
+  line: number;
+  action: string;
+}
+
+export interface SessionRepair {
+  path: string;
+  dryRun: boolean;
+  findings: DoctorFinding[];
+  /** The plan: what is (or with `dryRun` would be) done. */
+  actions: RepairAction[];
+  /** Whether the file was rewritten. */
+  applied: boolean;
+  /** The original, kept as `<name>.bak-<UTC timestamp>`, when applied. */
+  backup?: string;
+  /** The repaired file checked again, when applied. */
+  after?: SessionCheck;
+}
+
+/** Reads a session file and reports what is wrong with it, with line numbers. Never writes. */
+export declare function checkSession(path: string): SessionCheck;
+
+/**
+ * Applies the repairs that are safe (recovers entries glued after a torn line,
+ * drops torn lines and NUL padding, rebuilds a lost header from the file name),
+ * never dropping a line that parses as an entry. The original is kept beside the
+ * file; a file that changes while being repaired is left alone with an error.
+ */
+export declare function repairSession(path: string, options?: { dryRun?: boolean }): SessionRepair;
 
 export {};

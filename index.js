@@ -6,6 +6,8 @@ const { configureListing, findMostRecentSession } = require('./lib/listing.js');
 const { loadEntriesFromFile } = require('./lib/loader.js');
 const { getDefaultSessionDir } = require('./lib/paths.js');
 const { getSessionStats, getUsageCostBreakdown, usageReport } = require('./lib/stats.js');
+const { configureListing } = require('./lib/listing.js');
+const { checkSession, repairSession } = require('./lib/doctor.js');
 
 module.exports = {
   CURRENT_SESSION_VERSION,
@@ -28,4 +30,6 @@ module.exports = {
   getSessionStats,
   getUsageCostBreakdown,
   usageReport,
+  checkSession,
+  repairSession,
 };

@@ -20,5 +20,7 @@ export const {
   getSessionStats,
   getUsageCostBreakdown,
   usageReport,
+  checkSession,
+  repairSession,
 } = cjs;
 export default cjs;

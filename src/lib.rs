@@ -4,6 +4,7 @@
 
 pub mod assembly;
 pub mod discovery;
+pub mod doctor;
 pub mod entry;
 pub mod file_pool;
 pub mod index;

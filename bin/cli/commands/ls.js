@@ -1,0 +1,45 @@
+'use strict';
+const out = require('../output.js');
+const sessions = require('../sessions.js');
+
+module.exports = {
+  usage: 'ls [--all] [--limit N] [--json]',
+  summary: 'list sessions, newest first',
+  help: [
+    ['--all', 'every project, not only the current one'],
+    ['--limit N', 'the newest N only'],
+    ['--json', 'the SessionInfo[] of SessionManager.list / listAll'],
+  ],
+  options: { all: { type: 'boolean' }, limit: { type: 'string', short: 'n' }, json: { type: 'boolean' } },
+  async run(values) {
+    const ctx = sessions.context(values);
+    const limit = out.intOption(values, 'limit');
+    let list = values.all ? await sessions.listEvery(ctx) : await sessions.listCurrent(ctx);
+    if (limit !== undefined) list = list.slice(0, limit);
+    if (values.json) {
+      out.printJson(list);
+      return 0;
+    }
+    if (list.length === 0) {
+      process.stderr.write(`no sessions${values.all ? '' : ' in this project (--all for every project)'}\n`);
+      return 0;
+    }
+    const now = Date.now();
+    const columns = [
+      { title: 'MODIFIED', colour: 'dim' },
+      { title: 'MSGS', align: 'right' },
+      ...(values.all ? [{ title: 'PROJECT', colour: 'blue' }] : []),
+      { title: 'NAME / FIRST MESSAGE', flex: true },
+      { title: 'ID', colour: 'cyan' },
+    ];
+    const rows = list.map((s) => [
+      out.relativeTime(s.modified, now),
+      String(s.messageCount),
+      ...(values.all ? [s.cwd] : []),
+      s.name ? s.name : out.oneLine(s.firstMessage),
+      s.id.slice(0, 8),
+    ]);
+    process.stdout.write(`${out.table(rows, columns)}\n`);
+    return 0;
+  },
+};

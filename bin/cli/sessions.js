@@ -1,0 +1,136 @@
+'use strict';
+// Finding sessions as pi finds them: the session folder (--session-dir, then
+// PI_CODING_AGENT_SESSION_DIR, then settings.json's sessionDir, else the
+// current project's folder under PI_CODING_AGENT_DIR), and a <session>
+// argument resolved as `pi --session` resolves it (dist/main.js).
+const fs = require('fs');
+const path = require('path');
+const { SessionManager } = require('../../index.js');
+const paths = require('../../lib/paths.js');
+const { CliError, progress } = require('./output.js');
+
+function readSettingsSessionDir(file) {
+  try {
+    const settings = JSON.parse(fs.readFileSync(file, 'utf8').replace(/^\uFEFF/, ''));
+    return typeof settings.sessionDir === 'string' && settings.sessionDir ? settings.sessionDir : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The session folder pi would use, or undefined for the project's default one. */
+function sessionDirFor(cwd, option) {
+  if (option) return path.resolve(paths.normalizePath(option));
+  const fromEnv = process.env.PI_CODING_AGENT_SESSION_DIR;
+  if (fromEnv) return paths.normalizePath(fromEnv);
+  // Project settings override global ones, as pi merges them.
+  const fromSettings =
+    readSettingsSessionDir(path.join(cwd, '.pi', 'settings.json')) ??
+    readSettingsSessionDir(path.join(paths.getAgentDir(), 'settings.json'));
+  return fromSettings ? paths.normalizePath(fromSettings) : undefined;
+}
+
+/** What every command knows about where sessions are. */
+function context(values) {
+  const cwd = process.cwd();
+  return { cwd, sessionDir: sessionDirFor(cwd, values['session-dir']) };
+}
+
+function listCurrent(ctx, label = 'Reading sessions') {
+  const bar = progress(label);
+  return SessionManager.list(ctx.cwd, ctx.sessionDir, (done, total) => bar.update(done, total)).finally(() =>
+    bar.done(),
+  );
+}
+
+function listEvery(ctx, label = 'Reading sessions') {
+  const bar = progress(label);
+  const onProgress = (done, total) => bar.update(done, total);
+  const listing = ctx.sessionDir
+    ? SessionManager.listAll(ctx.sessionDir, onProgress)
+    : SessionManager.listAll(onProgress);
+  return listing.finally(() => bar.done());
+}
+
+function ambiguous(arg, matches, where) {
+  const shown = matches
+    .slice(0, 5)
+    .map((s) => s.id)
+    .join(', ');
+  const more = matches.length > 5 ? ` and ${matches.length - 5} more` : '';
+  return new CliError(`'${arg}' matches ${matches.length} sessions ${where}: ${shown}${more}; give more of the id`);
+}
+
+/**
+ * A path, a full id or an id prefix, in pi's order: exact id in the current
+ * project, then a prefix there, then an exact id in any project, then a
+ * prefix. Several matches at one step are an error that names them.
+ */
+async function resolveSession(arg, ctx) {
+  if (typeof arg !== 'string' || arg === '') throw new CliError('a session is required', 2);
+  if (arg.includes('/') || arg.includes('\\') || arg.endsWith('.jsonl')) {
+    const file = paths.resolvePath(arg, ctx.cwd);
+    if (!fs.existsSync(file)) throw new CliError(`no such file: ${file}`);
+    return file;
+  }
+  const exact = SessionManager.findById(ctx.cwd, arg, ctx.sessionDir);
+  if (exact) return exact;
+  const local = (await listCurrent(ctx)).filter((s) => s.id.startsWith(arg));
+  if (local.length === 1) return local[0].path;
+  if (local.length > 1) throw ambiguous(arg, local, 'in this project');
+  const all = await listEvery(ctx);
+  const exactAll = all.filter((s) => s.id === arg);
+  if (exactAll.length === 1) return exactAll[0].path;
+  const prefixAll = exactAll.length > 1 ? exactAll : all.filter((s) => s.id.startsWith(arg));
+  if (prefixAll.length === 1) return prefixAll[0].path;
+  if (prefixAll.length > 1) throw ambiguous(arg, prefixAll, 'across projects');
+  throw new CliError(`No session found matching '${arg}'`);
+}
+
+/**
+ * Opens a session the way pi does (`SessionManager.open`: a v1/v2 file is
+ * migrated, a cut last line gets its newline). An empty file is refused
+ * rather than given a header.
+ */
+function openSession(file, ctx) {
+  let stats;
+  try {
+    stats = fs.statSync(file);
+  } catch (error) {
+    throw new CliError(error.message);
+  }
+  if (stats.isDirectory()) throw new CliError(`${file} is a directory, not a session file`);
+  if (stats.size === 0) throw new CliError(`${file} is empty`);
+  fs.accessSync(file, fs.constants.R_OK);
+  return SessionManager.open(file, ctx.sessionDir);
+}
+
+/** The `.jsonl` files of the current project's folder, or of every project with `all`. */
+function sessionFiles(ctx, all) {
+  const dirs = [];
+  if (all && !ctx.sessionDir) {
+    const root = paths.getSessionsDir();
+    let names = [];
+    try {
+      names = fs.readdirSync(root, { withFileTypes: true });
+    } catch {
+      names = [];
+    }
+    for (const d of names) if (d.isDirectory()) dirs.push(path.join(root, d.name));
+  } else {
+    dirs.push(ctx.sessionDir ?? paths.getDefaultSessionDirPath(ctx.cwd));
+  }
+  const files = [];
+  for (const dir of dirs.sort()) {
+    let names = [];
+    try {
+      names = fs.readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names.sort()) if (name.endsWith('.jsonl')) files.push(path.join(dir, name));
+  }
+  return files;
+}
+
+module.exports = { context, resolveSession, openSession, sessionFiles, listCurrent, listEvery };
