@@ -2,10 +2,11 @@
 // its own: typed into with send-keys, read with capture-pane. Used by the pi package's
 // test (__test__/pi-extension.test.mjs) and its benchmark (benchmark/pi-resume.mjs).
 //
-// Every PiWindow runs on a tmux server of its own (-L <socket>), so that stop() ends
-// exactly what start() began.
+// Every PiWindow runs on a tmux server of its own, its socket in a temp dir of its own
+// (-S), so that stop() ends exactly what start() began and leaves nothing behind.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -23,8 +24,6 @@ export function tmuxUnavailable() {
 }
 
 const quote = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
-let windows = 0;
-
 export class PiWindow {
 	/**
 	 * Starts `pi <args>` in `cwd` with PI_CODING_AGENT_DIR=agentDir, offline, HOME=home
@@ -32,8 +31,7 @@ export class PiWindow {
 	 * editor is up.
 	 */
 	static async start({ cwd, agentDir, home, args = [], env = {}, width = 200, height = 50, timeoutMs = 120_000 }) {
-		const socket = `pi-session-native-${process.pid}-${windows++}`;
-		const win = new PiWindow(socket);
+		const win = new PiWindow(fs.mkdtempSync(path.join(os.tmpdir(), "pi-tmux-")));
 		const vars = { HOME: home, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", ...env };
 		const command = [
 			"env",
@@ -52,13 +50,14 @@ export class PiWindow {
 		return win;
 	}
 
-	constructor(socket) {
-		this.socket = socket;
+	constructor(socketDir) {
+		this.socketDir = socketDir;
+		this.socket = path.join(socketDir, "socket");
 		this.stopped = false;
 	}
 
 	tmux(...args) {
-		const run = spawnSync("tmux", ["-L", this.socket, ...args], { encoding: "utf8" });
+		const run = spawnSync("tmux", ["-S", this.socket, ...args], { encoding: "utf8" });
 		if (run.status !== 0) throw new Error(`tmux ${args[0]} failed: ${run.stderr || run.error}`);
 		return run.stdout;
 	}
@@ -107,7 +106,8 @@ export class PiWindow {
 	stop() {
 		if (this.stopped) return;
 		this.stopped = true;
-		spawnSync("tmux", ["-L", this.socket, "kill-server"]);
+		spawnSync("tmux", ["-S", this.socket, "kill-server"]);
+		fs.rmSync(this.socketDir, { recursive: true, force: true });
 	}
 }
 
