@@ -72,6 +72,28 @@ test("pacing: first, first list and last at once; the rest merged, at most one c
 	pacer.stop();
 });
 
+test("pacing: after a costly call the next one waits four times as long (the picker keeps to a fifth)", () => {
+	const clock = manualClock();
+	const calls = [];
+	// Each call costs the picker 50 ms (the clock moves while it runs).
+	const pacer = pacedProgress((...args) => {
+		calls.push(args);
+		clock.advance(50);
+	}, clock);
+	pacer.callback(1, 99, ["a"]);
+	assert.equal(calls.length, 1);
+	clock.advance(150);
+	pacer.callback(2, 99, undefined);
+	assert.equal(calls.length, 1, "150 ms after a 50 ms call: held (PROGRESS_INTERVAL_MS alone would pass it)");
+	clock.advance(49);
+	assert.equal(calls.length, 1);
+	clock.advance(1);
+	assert.deepEqual(calls.at(-1), [2, 99, undefined], "200 ms after: handed over by the timer");
+	pacer.callback(99, 99, ["a", "b"]);
+	assert.deepEqual(calls.at(-1), [99, 99, ["a", "b"]], "the last call still at once");
+	pacer.stop();
+});
+
 test("pacing: stop() drops what is held; a throwing callback from the timer does not escape", () => {
 	const clock = manualClock();
 	const calls = [];

@@ -5,6 +5,10 @@
 
 /** Progress reaches pi's picker at most this often (first and last at once). */
 export const PROGRESS_INTERVAL_MS = 100;
+// ... and after a call that took d ms, not before COST_FACTOR * d ms: the picker rebuilds
+// its tree of every session on each list (two realpathSync per session), so that on a
+// busy machine it keeps to a fifth of the main thread and the listing gets the rest.
+const COST_FACTOR = 4;
 
 // Marks the functions installed here, so that a second copy of the extension
 // (installed and also given with -e) leaves the first one's in place.
@@ -16,15 +20,18 @@ const INSTALLED = Symbol.for("pi-session-native.listing");
  * or 100 files), which costs far more than a native listing; so calls are
  * passed on at most every `intervalMs`: the first call, the first one that
  * carries a list and the last one (`loaded === total`) at once, the others
- * merged into the next, the newest partial list with them. A call held back
- * is delivered by a timer if no other comes. `stop()` drops what is held.
+ * merged into the next, the newest partial list with them; after a call that
+ * took d ms, the next waits at least `costFactor * d` ms. A call held back is
+ * delivered by a timer if no other comes. `stop()` drops what is held.
  */
 export function pacedProgress(onProgress, options = {}) {
   const intervalMs = options.intervalMs ?? PROGRESS_INTERVAL_MS;
+  const costFactor = options.costFactor ?? COST_FACTOR;
   const now = options.now ?? (() => performance.now());
   const setTimer = options.setTimer ?? setTimeout;
   const clearTimer = options.clearTimer ?? clearTimeout;
   let handedAt = null;
+  let wait = intervalMs;
   let sawList = false;
   let latestList;
   let held = null;
@@ -38,8 +45,13 @@ export function pacedProgress(onProgress, options = {}) {
       clearTimer(timer);
       timer = null;
     }
-    handedAt = now();
-    onProgress(loaded, total, list);
+    const started = now();
+    try {
+      onProgress(loaded, total, list);
+    } finally {
+      handedAt = now();
+      wait = Math.max(intervalMs, costFactor * (handedAt - started));
+    }
   };
   const fromTimer = () => {
     timer = null;
@@ -57,12 +69,12 @@ export function pacedProgress(onProgress, options = {}) {
       latestList = partialSessions;
       sawList = true;
     }
-    if (handedAt === null || firstList || loaded >= total || now() - handedAt >= intervalMs) {
+    if (handedAt === null || firstList || loaded >= total || now() - handedAt >= wait) {
       hand(loaded, total);
       return;
     }
     held = { loaded, total };
-    if (timer === null) timer = setTimer(fromTimer, Math.max(0, handedAt + intervalMs - now()));
+    if (timer === null) timer = setTimer(fromTimer, Math.max(0, handedAt + wait - now()));
   };
   const stop = () => {
     stopped = true;
