@@ -16,8 +16,9 @@
 // (PI_SESSION_NATIVE_CACHE_DIR), written by one untimed pi process before the samples: the
 // first /resume of a new pi process then reads it.
 //
-// The data's folders are linked (symlinks) into a temp agent dir, the first one under the
-// name of a temp cwd, so that it is pi's current folder; the data itself is never written.
+// The data's files are hard-linked (or, across file systems, its folders symlinked) into a
+// temp agent dir, the first folder under the name of a temp cwd, so that it is pi's current
+// folder; the data itself is never written.
 // Times are read by polling capture-pane every 20 ms (their resolution); the machine is
 // shared, so read medians and ratios.
 import fs from "node:fs";
@@ -72,12 +73,30 @@ function agentDir() {
 		process.exit(1);
 	}
 	const folders = fs.readdirSync(source).sort();
+	let how = "hard links";
 	folders.forEach((name, i) => {
-		const link = i === 0 ? encodeCwd(fs.realpathSync(cwd)) : name;
-		fs.symlinkSync(path.join(source, name), path.join(sessions, link));
+		const from = path.join(source, name);
+		const to = path.join(sessions, i === 0 ? encodeCwd(fs.realpathSync(cwd)) : name);
+		// Hard links: pi's picker calls realpathSync on every session, and a symlinked folder
+		// would make that dearer than in a real agent dir. Another file system: symlinks.
+		if (how === "hard links") {
+			try {
+				fs.mkdirSync(to);
+				for (const file of fs.readdirSync(from)) fs.linkSync(path.join(from, file), path.join(to, file));
+				return;
+			} catch {
+				how = "symlinked folders";
+				fs.rmSync(sessions, { recursive: true, force: true });
+				fs.mkdirSync(sessions);
+				folders.slice(0, i).forEach((earlier, j) =>
+					fs.symlinkSync(path.join(source, earlier), path.join(sessions, j === 0 ? encodeCwd(fs.realpathSync(cwd)) : earlier)),
+				);
+			}
+		}
+		fs.symlinkSync(from, to);
 	});
 	const files = folders.reduce((n, f) => n + fs.readdirSync(path.join(source, f)).filter((x) => x.endsWith(".jsonl")).length, 0);
-	return { dir, label: `${dataName}: ${files.toLocaleString("en-US")} files in ${folders.length} folders (${DATA_DIR})` };
+	return { dir, label: `${dataName}: ${files.toLocaleString("en-US")} files in ${folders.length} folders (${DATA_DIR}, ${how})` };
 }
 
 const agent = agentDir();
