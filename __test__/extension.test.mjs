@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import { installNativeListing, nativeListing, PROGRESS_INTERVAL_MS, pacedProgress } from "../extension/listing.mjs";
 import { tempDir } from "./helpers/harness.mjs";
 import { writeCorpus } from "./helpers/pi-corpus.mjs";
@@ -115,8 +115,14 @@ test("pacing: stop() drops what is held; a throwing callback from the timer does
 	assert.doesNotThrow(() => clock.advance(PROGRESS_INTERVAL_MS));
 });
 
+const roots = [];
+after(() => {
+	for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
+});
+
 function corpus(label) {
 	const root = tempDir(label);
+	roots.push(root);
 	const agentDir = path.join(root, "agent");
 	const cwd = path.join(root, "project");
 	fs.mkdirSync(cwd, { recursive: true });
