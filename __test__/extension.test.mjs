@@ -1,0 +1,233 @@
+// The pi extension's listing module (extension/listing.mjs) without pi's TUI: the pacing of
+// progress calls (on a clock the test moves), the list/listAll signatures passed through to
+// this package, and installing on / restoring the reference's own SessionManager class (the
+// one pi's interactive mode calls). pi itself, under tmux, is in pi-tui.test.mjs.
+//
+//   node __test__/run.mjs __test__/extension.test.mjs
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { after, test } from "node:test";
+import { installNativeListing, nativeListing, PROGRESS_INTERVAL_MS, pacedProgress } from "../extension/listing.mjs";
+import { tempDir } from "./helpers/harness.mjs";
+import { writeCorpus } from "./helpers/pi-corpus.mjs";
+import { ours } from "./helpers/ours.mjs";
+import { reference } from "./helpers/reference.mjs";
+
+/** A clock and timers the test moves by hand. */
+function manualClock() {
+	let now = 0;
+	const timers = new Map();
+	let nextId = 1;
+	return {
+		now: () => now,
+		setTimer: (fn, ms) => {
+			const id = nextId++;
+			timers.set(id, { fn, at: now + ms });
+			return id;
+		},
+		clearTimer: (id) => timers.delete(id),
+		advance(ms) {
+			now += ms;
+			for (const [id, t] of [...timers].sort((a, b) => a[1].at - b[1].at)) {
+				if (t.at <= now && timers.has(id)) {
+					timers.delete(id);
+					t.fn();
+				}
+			}
+		},
+		pending: () => timers.size,
+	};
+}
+
+test("pacing: first, first list and last at once; the rest merged, at most one call per interval", () => {
+	const clock = manualClock();
+	const calls = [];
+	const pacer = pacedProgress((...args) => calls.push(args), clock);
+	const listA = ["a"];
+	const listB = ["a", "b"];
+	pacer.callback(1, 50, undefined); // first: at once
+	assert.deepEqual(calls, [[1, 50, undefined]]);
+	pacer.callback(2, 50, listA); // first list: at once
+	assert.deepEqual(calls.at(-1), [2, 50, listA]);
+	clock.advance(10);
+	pacer.callback(3, 50, undefined);
+	pacer.callback(10, 50, listB);
+	pacer.callback(11, 50, undefined);
+	assert.equal(calls.length, 2, "calls inside the interval are held");
+	clock.advance(PROGRESS_INTERVAL_MS - 10);
+	// The timer hands over the newest state, with the newest list.
+	assert.deepEqual(calls.at(-1), [11, 50, listB]);
+	assert.equal(calls.length, 3);
+	clock.advance(PROGRESS_INTERVAL_MS + 1);
+	assert.equal(calls.length, 3, "nothing held, nothing handed");
+	pacer.callback(12, 50, undefined); // a whole interval since the last: at once
+	assert.deepEqual(calls.at(-1), [12, 50, undefined], "a list already handed over is not handed again");
+	pacer.callback(13, 50, undefined);
+	const last = ["final"];
+	pacer.callback(50, 50, last); // last: at once, and nothing stays scheduled
+	assert.deepEqual(calls.at(-1), [50, 50, last]);
+	assert.equal(calls.length, 5);
+	assert.equal(clock.pending(), 0);
+	pacer.stop();
+});
+
+test("pacing: after a costly call the next one waits four times as long (the picker keeps to a fifth)", () => {
+	const clock = manualClock();
+	const calls = [];
+	// Each call costs the picker 50 ms (the clock moves while it runs).
+	const pacer = pacedProgress((...args) => {
+		calls.push(args);
+		clock.advance(50);
+	}, clock);
+	pacer.callback(1, 99, ["a"]);
+	assert.equal(calls.length, 1);
+	clock.advance(150);
+	pacer.callback(2, 99, undefined);
+	assert.equal(calls.length, 1, "150 ms after a 50 ms call: held (PROGRESS_INTERVAL_MS alone would pass it)");
+	clock.advance(49);
+	assert.equal(calls.length, 1);
+	clock.advance(1);
+	assert.deepEqual(calls.at(-1), [2, 99, undefined], "200 ms after: handed over by the timer");
+	pacer.callback(99, 99, ["a", "b"]);
+	assert.deepEqual(calls.at(-1), [99, 99, ["a", "b"]], "the last call still at once");
+	pacer.stop();
+});
+
+test("pacing: stop() drops what is held; a throwing callback from the timer does not escape", () => {
+	const clock = manualClock();
+	const calls = [];
+	const pacer = pacedProgress((...args) => calls.push(args), clock);
+	pacer.callback(1, 9, ["x"]);
+	pacer.callback(2, 9, undefined);
+	assert.equal(clock.pending(), 1);
+	pacer.stop();
+	assert.equal(clock.pending(), 0);
+	clock.advance(1000);
+	pacer.callback(3, 9, undefined);
+	assert.equal(calls.length, 1);
+
+	const throwing = pacedProgress(() => {
+		throw new Error("picker gone");
+	}, clock);
+	assert.throws(() => throwing.callback(1, 9, undefined), /picker gone/, "a direct call reports the error to the listing");
+	throwing.callback(2, 9, undefined);
+	assert.doesNotThrow(() => clock.advance(PROGRESS_INTERVAL_MS));
+});
+
+const roots = [];
+after(() => {
+	for (const root of roots) fs.rmSync(root, { recursive: true, force: true });
+});
+
+function corpus(label) {
+	const root = tempDir(label);
+	roots.push(root);
+	const agentDir = path.join(root, "agent");
+	const cwd = path.join(root, "project");
+	fs.mkdirSync(cwd, { recursive: true });
+	writeCorpus(agentDir, cwd, { folders: 3, perFolder: 25 });
+	return { root, agentDir, cwd: fs.realpathSync(cwd) };
+}
+
+/** Runs fn with PI_CODING_AGENT_DIR set (both packages read it at call time). */
+async function withAgentDir(agentDir, fn) {
+	const saved = process.env.PI_CODING_AGENT_DIR;
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+	try {
+		return await fn();
+	} finally {
+		if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR;
+		else process.env.PI_CODING_AGENT_DIR = saved;
+	}
+}
+
+const rows = (infos) => infos.map((s) => `${s.path} ${s.modified.toISOString()} ${s.name ?? ""} ${s.firstMessage}`);
+
+test("nativeListing: every signature of list/listAll gives this package's result; progress ends with the result", async () => {
+	const { agentDir, cwd } = corpus("ext-listing");
+	const listing = nativeListing(ours.SessionManager);
+	const folder = path.join(agentDir, "sessions", fs.readdirSync(path.join(agentDir, "sessions")).sort()[0]);
+	await withAgentDir(agentDir, async () => {
+		const direct = {
+			list: rows(await ours.SessionManager.list(cwd)),
+			listDir: rows(await ours.SessionManager.list(cwd, folder)),
+			all: rows(await ours.SessionManager.listAll()),
+			allDir: rows(await ours.SessionManager.listAll(folder)),
+		};
+		assert.equal(direct.all.length, 75);
+		assert.deepEqual(direct.all, rows(await reference.SessionManager.listAll()), "this package lists as the reference");
+		const progressOf = () => {
+			const calls = [];
+			return { calls, fn: (...args) => calls.push(args) };
+		};
+		const p1 = progressOf();
+		const p2 = progressOf();
+		const p3 = progressOf();
+		const signal = new AbortController().signal;
+		const got = {
+			list: rows(await listing.list(cwd, undefined, p1.fn, signal)),
+			listDir: rows(await listing.list(cwd, folder)),
+			all: rows(await listing.listAll(p2.fn, signal)),
+			allSignal: rows(await listing.listAll(signal)),
+			allDir: rows(await listing.listAll(folder, p3.fn, signal)),
+		};
+		assert.deepEqual(got, { ...direct, allSignal: direct.all });
+		for (const [calls, expected] of [
+			[p1.calls, direct.list],
+			[p2.calls, direct.all],
+			[p3.calls, direct.allDir],
+		]) {
+			assert.ok(calls.length >= 2, "at least the first and the last call");
+			const [loaded, total, partial] = calls.at(-1);
+			assert.equal(loaded, total);
+			assert.deepEqual(rows(partial), expected, "the last call carries the whole list");
+		}
+		// An aborted signal still rejects, as in the reference.
+		const aborted = AbortSignal.abort();
+		await assert.rejects(listing.listAll(() => {}, aborted));
+		await assert.rejects(listing.list(cwd, undefined, () => {}, aborted));
+	});
+});
+
+test("installNativeListing on the reference's class: pi's statics answered here, restored exactly, once", async () => {
+	const { agentDir, cwd } = corpus("ext-install");
+	const PiSessionManager = reference.SessionManager;
+	const original = {
+		list: Object.getOwnPropertyDescriptor(PiSessionManager, "list"),
+		listAll: Object.getOwnPropertyDescriptor(PiSessionManager, "listAll"),
+	};
+	// A package whose listing is this package's, counted, to see who answers.
+	let answered = 0;
+	const counting = {
+		list: (...a) => (answered++, ours.SessionManager.list(...a)),
+		listAll: (...a) => (answered++, ours.SessionManager.listAll(...a)),
+	};
+	const restore = installNativeListing(PiSessionManager, counting);
+	assert.equal(typeof restore, "function");
+	try {
+		assert.equal(installNativeListing(PiSessionManager, counting), null, "a second copy of the extension leaves the first one's");
+		await withAgentDir(agentDir, async () => {
+			const viaPi = rows(await PiSessionManager.listAll(() => {}));
+			const current = rows(await PiSessionManager.list(cwd, undefined, () => {}));
+			assert.equal(answered, 2);
+			assert.deepEqual(viaPi, rows(await ours.SessionManager.listAll()));
+			assert.deepEqual(current, rows(await ours.SessionManager.list(cwd)));
+		});
+	} finally {
+		restore();
+	}
+	assert.deepEqual(Object.getOwnPropertyDescriptor(PiSessionManager, "list"), original.list);
+	assert.deepEqual(Object.getOwnPropertyDescriptor(PiSessionManager, "listAll"), original.listAll);
+	restore();
+	assert.deepEqual(Object.getOwnPropertyDescriptor(PiSessionManager, "list"), original.list, "restore() twice changes nothing");
+	await withAgentDir(agentDir, async () => {
+		await PiSessionManager.listAll();
+	});
+	assert.equal(answered, 2, "after restore, pi's own listing answers");
+	// Installed again after a restore (what /reload does).
+	const again = installNativeListing(PiSessionManager, counting);
+	assert.notEqual(again, null);
+	again();
+	assert.deepEqual(Object.getOwnPropertyDescriptor(PiSessionManager, "listAll"), original.listAll);
+});

@@ -1,0 +1,148 @@
+// Real pi 1.6.0 (the devDependency's CLI on Node 22) under tmux, typed into with send-keys and
+// read with capture-pane: /resume and Tab to All show the same rows, page by page, in pi as
+// published, with this package as `pi -e <package dir>`, and installed with `pi install <dir>`;
+// a copy of the package without its .node leaves pi working, with one notice.
+//
+// That the package answered is seen from outside: PI_SESSION_NATIVE_CACHE_DIR makes this
+// package's listing (and nothing of pi's) write its cache file there.
+//
+// pi needs Node >= 22.19, so this file runs in the Node 22 pass of __test__/run.mjs only
+// (the Node 20 pass skips it), and only where tmux is installed (.ci/run installs it).
+//
+//   node __test__/run.mjs __test__/pi-tui.test.mjs
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { after, test } from "node:test";
+import { writeCorpus } from "./helpers/pi-corpus.mjs";
+import { closePicker, NODE22, PI_CLI, PiWindow, readPicker, REPO_ROOT, tmuxUnavailable } from "./helpers/pi-tmux.mjs";
+
+const [major, minor] = process.versions.node.split(".").map(Number);
+const skip =
+	major < 22 || (major === 22 && minor < 19)
+		? `pi needs Node >= 22.19 (this is ${process.version}); the Node 22 pass runs it`
+		: (tmuxUnavailable() ?? false);
+
+const FOLDERS = 3;
+const PER_FOLDER = 40;
+const NOTICE = "pi-session-native: its native addon did not load";
+const CACHE_FILE = "pi-session-native-listing.v3.bin";
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), "pi-tui-"));
+const windows = [];
+after(() => {
+	for (const w of windows) w.stop();
+	fs.rmSync(root, { recursive: true, force: true });
+});
+
+/** A fresh world: the same corpus, its own agent dir, home and listing cache folder. */
+function world(label) {
+	const dir = path.join(root, label);
+	const agentDir = path.join(dir, "agent");
+	const home = path.join(dir, "home");
+	const cacheDir = path.join(dir, "cache");
+	const cwd = path.join(root, "project");
+	for (const d of [home, cacheDir, cwd]) fs.mkdirSync(d, { recursive: true });
+	writeCorpus(agentDir, fs.realpathSync(cwd), { folders: FOLDERS, perFolder: PER_FOLDER });
+	return { agentDir, home, cacheDir, cwd: fs.realpathSync(cwd), env: { PI_SESSION_NATIVE_CACHE_DIR: cacheDir } };
+}
+
+async function startPi(w, args = []) {
+	const win = await PiWindow.start({ cwd: w.cwd, agentDir: w.agentDir, home: w.home, args, env: w.env });
+	windows.push(win);
+	return win;
+}
+
+/** /resume, the current folder's rows page by page, Tab, All's rows, Escape. */
+async function resumeRows(win) {
+	await win.command("/resume");
+	const current = await readPicker(win, "current");
+	win.keys("Tab");
+	const all = await readPicker(win, "all");
+	await closePicker(win);
+	return { current, all };
+}
+
+/** A copy of the package as it would be installed, without the compiled addon. */
+function packageWithoutAddon() {
+	const dir = path.join(root, "no-addon", "pi-session-native");
+	fs.mkdirSync(dir, { recursive: true });
+	const { files } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
+	for (const name of ["package.json", ...files]) {
+		const from = path.join(REPO_ROOT, name);
+		if (fs.existsSync(from)) fs.cpSync(from, path.join(dir, name), { recursive: true });
+	}
+	for (const name of fs.readdirSync(dir)) if (name.endsWith(".node")) fs.rmSync(path.join(dir, name));
+	return dir;
+}
+
+let baseline;
+
+test("pi as published: /resume and All list the generated sessions", { skip }, async () => {
+	const w = world("published");
+	const win = await startPi(w);
+	baseline = await resumeRows(win);
+	assert.equal(baseline.current.count, PER_FOLDER);
+	assert.equal(baseline.all.count, FOLDERS * PER_FOLDER);
+	assert.equal(baseline.all.pages.at(-1).position, FOLDERS * PER_FOLDER);
+	assert.deepEqual(fs.readdirSync(w.cacheDir), [], "pi's own listing writes no cache of this package");
+	win.stop();
+});
+
+test("pi -e <package dir>: the same rows, answered by this package, before and after /reload", { skip }, async () => {
+	assert.ok(baseline, "needs the published run");
+	const w = world("dash-e");
+	const win = await startPi(w, ["-e", REPO_ROOT]);
+	assert.deepEqual(await resumeRows(win), baseline, "first /resume");
+	assert.ok(fs.existsSync(path.join(w.cacheDir, CACHE_FILE)), "this package's listing ran");
+	assert.deepEqual(await resumeRows(win), baseline, "second /resume in the same process");
+	await win.command("/reload");
+	await win.waitFor((s) => /reloaded/i.test(s), { what: "the reload to finish" });
+	// The listing saves its cache when a file changed: a new mtime (rows follow the
+	// messages' times, not the mtime) makes the next native listing write the file again.
+	fs.rmSync(path.join(w.cacheDir, CACHE_FILE));
+	const folder = path.join(w.agentDir, "sessions", fs.readdirSync(path.join(w.agentDir, "sessions")).sort()[0]);
+	const touched = path.join(folder, fs.readdirSync(folder).sort()[0]);
+	const { mtimeMs } = fs.statSync(touched);
+	fs.utimesSync(touched, (mtimeMs + 1000) / 1000, (mtimeMs + 1000) / 1000);
+	assert.deepEqual(await resumeRows(win), baseline, "after /reload");
+	assert.ok(fs.existsSync(path.join(w.cacheDir, CACHE_FILE)), "this package answers again after /reload");
+	assert.ok(!win.screen().includes(NOTICE));
+	win.stop();
+});
+
+test("pi install <package dir>: the same rows, answered by this package", { skip }, async () => {
+	assert.ok(baseline, "needs the published run");
+	const w = world("installed");
+	const install = spawnSync(NODE22, [PI_CLI, "install", REPO_ROOT], {
+		cwd: w.cwd,
+		env: { ...process.env, HOME: w.home, PI_CODING_AGENT_DIR: w.agentDir, PI_OFFLINE: "1" },
+		encoding: "utf8",
+		timeout: 120_000,
+	});
+	assert.equal(install.status, 0, `pi install failed:\n${install.stdout}\n${install.stderr}`);
+	const settings = JSON.parse(fs.readFileSync(path.join(w.agentDir, "settings.json"), "utf8"));
+	assert.equal(settings.packages?.length, 1, JSON.stringify(settings));
+	const win = await startPi(w);
+	assert.deepEqual(await resumeRows(win), baseline);
+	assert.ok(fs.existsSync(path.join(w.cacheDir, CACHE_FILE)), "this package's listing ran");
+	win.stop();
+});
+
+test("without its native addon: pi lists as published, and says so once", { skip }, async () => {
+	assert.ok(baseline, "needs the published run");
+	const w = world("no-addon");
+	const win = await startPi(w, ["-e", packageWithoutAddon()]);
+	const notices = await win.waitFor((s) => s.split(NOTICE).length - 1, { what: "the notice" });
+	assert.equal(notices, 1);
+	assert.deepEqual(await resumeRows(win), baseline);
+	assert.deepEqual(fs.readdirSync(w.cacheDir), [], "nothing of this package ran");
+	await win.command("/reload");
+	await win.waitFor((s) => /reloaded/i.test(s), { what: "the reload to finish" });
+	assert.deepEqual(await resumeRows(win), baseline, "after /reload");
+	// /reload redraws pi's screen from scratch: a notice now would be a second one.
+	assert.equal(win.screen().split(NOTICE).length - 1, 0, "no second notice after /reload");
+	win.stop();
+});

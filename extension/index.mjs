@@ -1,0 +1,55 @@
+// The pi extension of pi-session-native: pi's own /resume (current folder and
+// All) lists sessions through this package. pi's picker, rows and order stay
+// pi's; only SessionManager.list/listAll are answered natively, from
+// session_start to session_shutdown (which also comes before /reload).
+import { createRequire } from "node:module";
+import { SessionManager } from "@earendil-works/pi-coding-agent";
+import { installNativeListing } from "./listing.mjs";
+
+// Node's own require, not the extension loader's: the package is loaded as any
+// program loads it (the addon included) and stays loaded across /reload, and
+// with it the listing cache that makes a second /resume fast.
+const requireNode = createRequire(import.meta.url);
+
+// Once per process, whatever the number of reloads and session switches.
+const NOTICE_SHOWN = Symbol.for("pi-session-native.loadFailureNoticeShown");
+
+function loadPackage() {
+  try {
+    return { pkg: requireNode("pi-session-native") };
+  } catch (error) {
+    return { error };
+  }
+}
+
+/** The napi loader's messages go on about npm bugs; the first sentence says what failed. */
+function firstSentence(error) {
+  const text = String(error?.message ?? error).split("\n")[0];
+  const end = text.search(/\.(\s|$)/);
+  return end === -1 ? text : text.slice(0, end);
+}
+
+export default function piSessionNative(pi) {
+  let restore = null;
+
+  pi.on("session_start", (_event, ctx) => {
+    if (ctx.mode !== "tui" || restore) return;
+    const { pkg, error } = loadPackage();
+    if (error) {
+      if (ctx.hasUI && !globalThis[NOTICE_SHOWN]) {
+        globalThis[NOTICE_SHOWN] = true;
+        ctx.ui.notify(
+          `pi-session-native: its native addon did not load (${firstSentence(error)}), so /resume lists sessions with pi's own code.`,
+          "warning",
+        );
+      }
+      return;
+    }
+    restore = installNativeListing(SessionManager, pkg.SessionManager);
+  });
+
+  pi.on("session_shutdown", () => {
+    restore?.();
+    restore = null;
+  });
+}

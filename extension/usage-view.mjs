@@ -1,0 +1,139 @@
+// The screen of /usage: usage across sessions (today, this week, this month, all time; by
+// model and by project), drawn with pi's TUI components from the `{ rows, totals }` reports
+// of this package's usageReport (issue 12). Not registered as a command yet: usageReport
+// does not exist on this branch, and this module computes nothing itself.
+//
+// A report is `{ rows, totals }`; each row `{ key, input, output, cacheRead, cacheWrite,
+// totalTokens, cost, sessions }` and `totals` the same fields without `key`.
+// `UsageView` takes `{ periods: [{ label, totals }], byModel: report, byProject: report }`.
+import { matchesKey, truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
+
+/** 1234 -> "1,234"; 1234567 -> "1.23M" (token counts). */
+export function formatTokens(n) {
+	if (!Number.isFinite(n)) return "-";
+	const abs = Math.abs(n);
+	if (abs >= 1e9) return `${(n / 1e9).toFixed(2)}B`;
+	if (abs >= 1e6) return `${(n / 1e6).toFixed(2)}M`;
+	return Math.round(n).toLocaleString("en-US");
+}
+
+/** Dollars with cents; fractions of a cent as "<$0.01". */
+export function formatCost(cost) {
+	if (!Number.isFinite(cost)) return "-";
+	if (cost > 0 && cost < 0.01) return "<$0.01";
+	return `$${cost.toFixed(2)}`;
+}
+
+const COLUMNS = [
+	{ title: "input", value: (r) => formatTokens(r.input) },
+	{ title: "output", value: (r) => formatTokens(r.output) },
+	{ title: "cache read", value: (r) => formatTokens(r.cacheRead) },
+	{ title: "cache write", value: (r) => formatTokens(r.cacheWrite) },
+	{ title: "total", value: (r) => formatTokens(r.totalTokens) },
+	{ title: "cost", value: (r) => formatCost(r.cost) },
+	{ title: "sessions", value: (r) => formatTokens(r.sessions) },
+];
+
+const padStart = (text, width) => " ".repeat(Math.max(0, width - visibleWidth(text))) + text;
+const padEnd = (text, width) => text + " ".repeat(Math.max(0, width - visibleWidth(text)));
+
+/**
+ * A table: a label column (left, truncated to what the width leaves) and the number
+ * columns (right-aligned); columns that do not fit are dropped from the right, so the
+ * label and the first numbers always show. `rows`: [{ label, ...fields }]; `total`: one
+ * more row under a rule, or null. `style(kind, text)` colours ("header", "label", "total",
+ * "dim"). Returns lines no wider than `width`.
+ */
+export function tableLines({ labelTitle, rows, total, width, style = (_kind, text) => text }) {
+	const all = total ? [...rows, total] : rows;
+	const widths = COLUMNS.map((c) => Math.max(visibleWidth(c.title), ...all.map((r) => visibleWidth(c.value(r)))));
+	const labelWanted = Math.max(visibleWidth(labelTitle), ...all.map((r) => visibleWidth(r.label)));
+	const gap = 2;
+	let shown = COLUMNS.length;
+	const numbersWidth = (n) => widths.slice(0, n).reduce((a, w) => a + w + gap, 0);
+	while (shown > 1 && Math.min(labelWanted, 12) + numbersWidth(shown) > width) shown--;
+	const labelWidth = Math.max(1, Math.min(labelWanted, width - numbersWidth(shown)));
+	const line = (label, values, kind) => {
+		const cells = values.slice(0, shown).map((v, i) => " ".repeat(gap) + padStart(v, widths[i]));
+		return truncateToWidth(style(kind, padEnd(truncateToWidth(label, labelWidth, "…"), labelWidth)) + style(kind === "label" ? "value" : kind, cells.join("")), width, "");
+	};
+	const out = [line(labelTitle, COLUMNS.map((c) => c.title), "header")];
+	for (const r of rows) out.push(line(r.label, COLUMNS.map((c) => c.value(r)), "label"));
+	if (total) {
+		out.push(style("dim", "─".repeat(Math.min(width, labelWidth + numbersWidth(shown)))));
+		out.push(line(total.label, COLUMNS.map((c) => c.value(total)), "total"));
+	}
+	return out;
+}
+
+const VIEWS = [
+	{ id: "model", title: "By model", labelTitle: "model", report: (data) => data.byModel },
+	{ id: "project", title: "By project", labelTitle: "project", report: (data) => data.byProject },
+];
+
+/**
+ * /usage's component for `ctx.ui.custom((tui, theme, keybindings, done) => ...)`: the
+ * periods' totals on top, then one breakdown (Tab switches by model / by project; ↑/↓
+ * scroll it); Escape or q closes (`onClose`). At most `maxRows` breakdown rows at a time.
+ */
+export class UsageView {
+	constructor(data, { theme, onClose, requestRender = () => {}, maxRows = 15 }) {
+		this.data = data;
+		this.theme = theme;
+		this.onClose = onClose;
+		this.requestRender = requestRender;
+		this.maxRows = maxRows;
+		this.view = 0;
+		this.offset = 0;
+	}
+
+	style(kind, text) {
+		const t = this.theme;
+		if (!t) return text;
+		if (kind === "header") return t.fg("muted", text);
+		if (kind === "total") return t.bold(text);
+		if (kind === "dim") return t.fg("dim", text);
+		if (kind === "title") return t.fg("accent", t.bold(text));
+		return text;
+	}
+
+	render(width) {
+		const style = (kind, text) => this.style(kind, text);
+		const view = VIEWS[this.view];
+		const report = view.report(this.data);
+		const rows = report.rows.slice(this.offset, this.offset + this.maxRows).map((r) => ({ ...r, label: r.key }));
+		const more = report.rows.length > this.maxRows ? ` (${this.offset + 1}-${this.offset + rows.length} of ${report.rows.length})` : "";
+		const tabs = VIEWS.map((v, i) => (i === this.view ? style("title", v.title) : style("header", v.title))).join(style("header", " | "));
+		return [
+			truncateToWidth(style("title", "Usage across sessions"), width, ""),
+			"",
+			...tableLines({ labelTitle: "period", rows: this.data.periods.map((p) => ({ ...p.totals, label: p.label })), total: null, width, style }),
+			"",
+			truncateToWidth(`${tabs}${style("header", more)}`, width, ""),
+			...tableLines({ labelTitle: view.labelTitle, rows, total: { ...report.totals, label: "total" }, width, style }),
+			"",
+			truncateToWidth(style("dim", "tab by model / by project · ↑↓ scroll · esc close"), width, ""),
+		];
+	}
+
+	handleInput(data) {
+		const rows = VIEWS[this.view].report(this.data).rows.length;
+		if (matchesKey(data, "escape") || data === "q") {
+			this.onClose?.();
+			return;
+		}
+		if (matchesKey(data, "tab")) {
+			this.view = (this.view + 1) % VIEWS.length;
+			this.offset = 0;
+		} else if (matchesKey(data, "down")) {
+			this.offset = Math.min(this.offset + 1, Math.max(0, rows - this.maxRows));
+		} else if (matchesKey(data, "up")) {
+			this.offset = Math.max(0, this.offset - 1);
+		} else {
+			return;
+		}
+		this.requestRender();
+	}
+
+	invalidate() {}
+}
