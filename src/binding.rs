@@ -333,7 +333,7 @@ impl NativeSession {
 
     /// Tells V8 how much native memory the session holds now, so that its
     /// collections see it (and collect dropped managers) without anyone calling gc().
-    fn account(&self, env: &Env) {
+    fn report_memory(&self, env: &Env) {
         let now = self
             .slot
             .session
@@ -367,7 +367,7 @@ impl NativeSession {
             live.borrow_mut()
                 .track(&env, this.object.raw(), self.slot.clone())
         });
-        self.account(&env);
+        self.report_memory(&env);
     }
 
     /// Frees the session now: memory, descriptors, accounting.
@@ -385,14 +385,14 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn start_new(&mut self, env: Env, header: JsEntryMeta) {
         self.inner().start_new(header.into());
-        self.account(&env);
+        self.report_memory(&env);
     }
 
     #[napi(catch_unwind)]
     pub fn load_objects(&mut self, env: Env, metas: Vec<JsEntryMeta>) {
         self.inner()
             .load_objects(metas.into_iter().map(Into::into).collect());
-        self.account(&env);
+        self.report_memory(&env);
     }
 
     #[napi(catch_unwind)]
@@ -409,7 +409,7 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn open(&mut self, env: Env, path: String) -> Result<String> {
         let outcome = self.inner().open(std::path::Path::new(&path));
-        self.account(&env);
+        self.report_memory(&env);
         let outcome = outcome.map_err(to_napi)?;
         Ok(match outcome {
             OpenOutcome::Missing => "missing",
@@ -427,7 +427,7 @@ impl NativeSession {
             .zip(lines.into_iter().map(String::into_bytes))
             .collect();
         let written = self.inner().rewrite(pending);
-        self.account(&env);
+        self.report_memory(&env);
         written.map_err(to_napi)
     }
 
@@ -468,7 +468,7 @@ impl NativeSession {
         let appended = self
             .inner()
             .append(meta.into(), line.map(String::into_bytes), flush);
-        self.account(&env);
+        self.report_memory(&env);
         appended.map_err(to_napi)
     }
 
@@ -482,7 +482,7 @@ impl NativeSession {
     ) -> Result<()> {
         let flush = pending_lines(flush_positions, flush_lines);
         let written = self.inner().persist_detached(line.as_bytes(), flush);
-        self.account(&env);
+        self.report_memory(&env);
         written.map_err(to_napi)
     }
 
@@ -494,7 +494,7 @@ impl NativeSession {
     #[napi(catch_unwind)]
     pub fn append_line(&mut self, env: Env, line: String) -> Result<u32> {
         let appended = self.inner().append_line(line.into_bytes());
-        self.account(&env);
+        self.report_memory(&env);
         appended.map_err(to_napi)
     }
 
@@ -648,7 +648,7 @@ impl NativeSession {
             header_line.map(String::into_bytes),
             new_file.map(Into::into),
         );
-        self.account(&env);
+        self.report_memory(&env);
         let outcome = outcome.map_err(to_napi)?;
         let (sources, ids): (Vec<u32>, Vec<String>) = outcome.labels.into_iter().unzip();
         Ok(JsBranchOutcome {
@@ -1604,9 +1604,10 @@ impl NativeSession {
         let mut accounting = usage::Accounting::default();
         let mut pending = pending.into_iter();
         let mut i = 0;
-        self.inner
+        let session = self.inner();
+        session
             .each_line(&positions, |line| {
-                if self.inner.has_line(positions[i]) {
+                if session.has_line(positions[i]) {
                     accounting.feed_entry(line);
                 } else if let Some(text) = pending.next() {
                     accounting.feed_entry(text.as_bytes());
@@ -1798,6 +1799,8 @@ pub fn scan_usage(dirs: Vec<String>, progress: bool, on_progress: UsageCallback)
         .inspect_err(|_| send(0, 0, true));
     });
     UsageScan { cancel, corpus }
+}
+
 // Doctor: `checkSession` and `repairSession` (lib/doctor.js).
 
 #[napi(object, object_from_js = false)]
