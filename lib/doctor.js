@@ -1,7 +1,7 @@
 'use strict';
 // checkSession / repairSession: the doctor of src/doctor.rs, reading one
 // session file (never writing) or repairing what is safe to repair.
-const native = require('../binding.js');
+const native = require('./native.js');
 const { call } = require('./errors.js');
 const paths = require('./paths.js');
 

@@ -3,7 +3,7 @@
 // a file as they are on disk (not migrated). Rust reads the file and picks the
 // lines that parse to entries; each becomes an object here by JSON.parse.
 const fs = require('fs');
-const native = require('../binding.js');
+const native = require('./native.js');
 const { call } = require('./errors.js');
 const paths = require('./paths.js');
 

@@ -7,7 +7,7 @@
 const fs = require('fs');
 const fsp = require('fs/promises');
 const path = require('path');
-const native = require('../binding.js');
+const native = require('./native.js');
 const paths = require('./paths.js');
 const { call } = require('./errors.js');
 const { accountManager } = require('./session-manager.js');

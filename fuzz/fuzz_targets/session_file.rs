@@ -365,6 +365,9 @@ fn check_index(index: &EntryIndex) {
     };
     let mut placed = vec![false; count];
     for &n in forest.roots.iter().chain(&forest.children) {
-        assert!(!std::mem::replace(&mut placed[n as usize], true), "node {n} twice");
+        assert!(
+            !std::mem::replace(&mut placed[n as usize], true),
+            "node {n} twice"
+        );
     }
 }
