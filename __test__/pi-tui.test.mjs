@@ -28,7 +28,7 @@ const skip =
 const FOLDERS = 3;
 const PER_FOLDER = 40;
 const NOTICE = "pi-session-native: its native addon did not load";
-const CACHE_FILE = "pi-session-native-listing.v3.bin";
+const CACHE_FILE = "pi-session-native-listing.v4.bin";
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "pi-tui-"));
 const windows = [];

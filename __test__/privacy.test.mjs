@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname ?? path.dirname(new URL(import.meta.url).pathname), '..');
-const CACHE_FILE = 'pi-session-native-listing.v3.bin';
+const CACHE_FILE = 'pi-session-native-listing.v4.bin';
 
 const mode = (p) => fs.statSync(p).mode & 0o777;
 
@@ -105,5 +105,38 @@ test('an existing cache file readable by others is made private; an existing fol
   fs.appendFileSync(path.join(sessions, fs.readdirSync(sessions)[0]), JSON.stringify(message) + '\n');
   run(base, cacheDir);
   assert.equal(mode(file).toString(8), '600');
+  fs.rmSync(base, { recursive: true, force: true });
+});
+
+test('the accounting cache (usageReport with a cache folder) is 0600 in a 0700 folder too', () => {
+  const base = tempBase('usage');
+  const cacheDir = path.join(base, 'usage-cache');
+  const script = `
+process.umask(0);
+const fs = require('fs');
+const path = require('path');
+const [base, cacheDir] = process.argv.slice(1);
+const { SessionManager, configureListing, usageReport } = require(${JSON.stringify(root)});
+const sessions = path.join(base, 'sessions');
+const sm = SessionManager.create('/project', sessions);
+sm.appendMessage({ role: 'user', content: 'a private conversation', timestamp: 1 });
+sm.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'reply' }], timestamp: 2,
+  usage: { input: 1, output: 2, cacheRead: 0, cacheWrite: 0, totalTokens: 3, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.5 } } });
+configureListing({ cacheDir });
+(async () => {
+  await usageReport({ cwd: '/project', sessionDir: sessions, groupBy: 'day', timezone: 'UTC' });
+  for (let i = 0; i < 2000 && !fs.readdirSync(cacheDir).some((n) => n.startsWith('pi-session-native-usage')); i++) {
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  await new Promise((r) => setTimeout(r, 50));
+})();
+`;
+  const result = spawnSync(process.execPath, ['-e', script, base, cacheDir], { encoding: 'utf8' });
+  assert.equal(result.status, 0, result.stderr);
+  const names = fs.readdirSync(cacheDir);
+  const usage = names.filter((n) => n.startsWith('pi-session-native-usage'));
+  assert.equal(usage.length, 1, `cache folder holds ${names.join(', ')}`);
+  assert.equal(mode(path.join(cacheDir, usage[0])).toString(8), '600');
+  assert.equal(mode(cacheDir).toString(8), '700');
   fs.rmSync(base, { recursive: true, force: true });
 });

@@ -2,10 +2,10 @@
 // runs in a child process with a small heap and a time limit, because it loops on
 // some of these inputs (getBranch round a cycle, getTree round a node that a
 // repeated id hangs under its own descendant, or 2^n paths of a doubled file).
-// Where it returns, ours must give the same; getTree where the reference's result
-// hangs one node at several places gives that result with each node kept at its
-// first place (README: "Differences from the reference"). Ours always returns, and
-// is a tree: JSON.stringify works, a recursive walk meets each entry once.
+// Where it returns, ours must give the same (getTree's shared nodes included);
+// where it does not, ours returns a tree with each node kept at its first place
+// (README: "Differences from the reference"): JSON.stringify works, a recursive
+// walk meets each entry once.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -161,14 +161,6 @@ function referenceResults(cases, casesFile) {
 /** Results as they come through JSON (undefined members dropped), as the child's do. */
 const viaJson = (value) => JSON.parse(JSON.stringify(value));
 
-function nested(graph) {
-	const build = (n) => {
-		const node = graph.nodes[n];
-		return { entry: node.entry, label: node.label, labelTimestamp: node.labelTimestamp, children: node.children.map(build) };
-	};
-	return graph.roots.map(build);
-}
-
 /** Ours is a tree: each node object once, stringifiable, each entry met once by a recursive walk. */
 function assertIsTree(roots, entries, where) {
 	const nodes = new Set();
@@ -191,7 +183,7 @@ test("repeated ids and parent cycles: every walk as the reference where it retur
 	const casesFile = path.join(dir, "cases.json");
 	fs.writeFileSync(casesFile, JSON.stringify(cases));
 	const reference = referenceResults(cases, casesFile);
-	const tally = { same: 0, firstPlaces: 0, referenceLoops: 0 };
+	const tally = { same: 0, sharedNodes: 0, referenceLoops: 0 };
 	for (let c = 0; c < cases.length; c++) {
 		const sm = ours.SessionManager.open(cases[c].file);
 		const entries = sm.getEntries();
@@ -204,7 +196,6 @@ test("repeated ids and parent cycles: every walk as the reference where it retur
 			} catch (error) {
 				mine = { error: String(error?.message ?? error) };
 			}
-			if (ops[k] === "tree") assertIsTree(sm.getTree(), entries, where);
 			if (Array.isArray(mine.result) && ops[k] !== "tree") {
 				assert.equal(new Set(mine.result).size, mine.result.length, `${where}: an entry twice`);
 			}
@@ -212,21 +203,18 @@ test("repeated ids and parent cycles: every walk as the reference where it retur
 			assert.ok(theirs !== undefined, `${where}: no reference result`);
 			if (theirs === "does not return") {
 				tally.referenceLoops++;
+				if (ops[k] === "tree") assertIsTree(sm.getTree(), entries, where);
 				assert.ok(!("error" in mine), `${where}: ${mine.error}`);
 				continue;
 			}
-			if (ops[k] === "tree" && "result" in theirs && !isTree(theirs.result)) {
-				tally.firstPlaces++;
-				assert.deepEqual(viaJson(nested(mine.result)), viaJson(firstPlaces(theirs.result)), where);
-				continue;
-			}
-			tally.same++;
+			if (ops[k] === "tree" && "result" in theirs && !isTree(theirs.result)) tally.sharedNodes++;
+			else tally.same++;
 			assert.deepEqual(mine, theirs, where);
 		}
 	}
-	console.log(`walks: ${tally.same} as the reference, ${tally.firstPlaces} trees at first places, ${tally.referenceLoops} where the reference does not return`);
+	console.log(`walks: ${tally.same} as the reference, ${tally.sharedNodes} trees with shared nodes as the reference, ${tally.referenceLoops} where the reference does not return`);
 	// The inputs reach every kind of outcome.
-	assert.ok(tally.firstPlaces > 0 && tally.referenceLoops > 0);
+	assert.ok(tally.sharedNodes > 0 && tally.referenceLoops > 0);
 	fs.rmSync(dir, { recursive: true, force: true });
 });
 

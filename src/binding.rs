@@ -136,7 +136,7 @@ pub fn tree_first_places(
             "treeFirstPlaces: not a forest",
         ));
     }
-    let forest = crate::index::first_places(&forest);
+    let forest = crate::index::tree_where_ids_repeat(forest);
     Ok(JsForest {
         roots: forest.roots.into(),
         child_start: forest.child_start.into(),

@@ -201,6 +201,69 @@ pub fn first_places(forest: &Forest) -> Forest {
     }
 }
 
+/// `getTree()`'s forest where ids repeat: where the reference's walk ends (no
+/// cycle, a bounded number of paths) its graph is what it returns, shared nodes
+/// and all, and a drop-in gives the same; elsewhere the `first_places` tree.
+pub fn tree_where_ids_repeat(forest: Forest) -> Forest {
+    if reference_walk_visits(&forest, REFERENCE_WALK_LIMIT).is_some() {
+        forest
+    } else {
+        first_places(&forest)
+    }
+}
+
+/// Node visits past which the reference's `getTree()` counts as not returning
+/// (its sort walk visits every path from a root: 2^20 is about a second there).
+pub const REFERENCE_WALK_LIMIT: u64 = 1 << 20;
+
+/// How many nodes the reference's walk from the roots visits (one per path), or
+/// `None` if a cycle makes it endless or the count passes `limit`.
+pub fn reference_walk_visits(forest: &Forest, limit: u64) -> Option<u64> {
+    let count = forest.child_start.len().saturating_sub(1);
+    // 0: not seen, 1: on the current path, 2: done (paths below it known).
+    let mut state = vec![0u8; count];
+    let mut paths = vec![0u64; count];
+    let mut stack: Vec<(u32, u32)> = Vec::new();
+    let mut total: u64 = 0;
+    for &root in &forest.roots {
+        if state[root as usize] == 0 {
+            state[root as usize] = 1;
+            stack.push((root, forest.child_start[root as usize]));
+            while let Some(top) = stack.last_mut() {
+                let (node, next) = *top;
+                if next == forest.child_start[node as usize + 1] {
+                    stack.pop();
+                    let below = forest.children[forest.child_start[node as usize] as usize
+                        ..forest.child_start[node as usize + 1] as usize]
+                        .iter()
+                        .try_fold(1u64, |sum, &c| sum.checked_add(paths[c as usize]))?;
+                    if below > limit {
+                        return None;
+                    }
+                    paths[node as usize] = below;
+                    state[node as usize] = 2;
+                    continue;
+                }
+                top.1 += 1;
+                let child = forest.children[next as usize];
+                match state[child as usize] {
+                    0 => {
+                        state[child as usize] = 1;
+                        stack.push((child, forest.child_start[child as usize]));
+                    }
+                    1 => return None,
+                    _ => {}
+                }
+            }
+        }
+        total = total.checked_add(paths[root as usize])?;
+        if total > limit {
+            return None;
+        }
+    }
+    Some(total)
+}
+
 pub struct ContextPlan {
     /// Positions of the context entries, in order.
     pub entries: Vec<u32>,
@@ -686,7 +749,7 @@ impl EntryIndex {
         };
         let first_places_pending = repeated && !js_sort.is_empty();
         if repeated && js_sort.is_empty() {
-            forest = first_places(&forest);
+            forest = tree_where_ids_repeat(forest);
         }
         TreePlan {
             label_of,
@@ -907,9 +970,9 @@ mod tests {
     }
 
     #[test]
-    fn tree_keeps_a_repeated_node_at_its_first_place() {
+    fn tree_shares_a_repeated_node_where_the_reference_returns() {
         // A line written twice: the reference hangs the one node of "y" twice
-        // under "x"; here once.
+        // under "x" and returns; so does this.
         let idx = index(&[
             r#"{"type":"session","id":"s"}"#,
             &msg("x", None, "user", T1),
@@ -918,7 +981,26 @@ mod tests {
         ]);
         let tree = idx.tree();
         assert!(!tree.first_places_pending);
-        assert_eq!(walk(&tree), vec![(0, 0), (2, 1)]);
+        assert_eq!(tree.roots, vec![0]);
+        let kids = &tree.children[tree.child_start[0] as usize..tree.child_start[1] as usize];
+        assert_eq!(kids, &[2, 2]);
+    }
+
+    #[test]
+    fn reference_walk_visits_counts_paths_and_sees_cycles() {
+        let shared = Forest {
+            roots: vec![0, 0],
+            child_start: vec![0, 2, 2],
+            children: vec![1, 1],
+        };
+        assert_eq!(reference_walk_visits(&shared, 100), Some(6));
+        assert_eq!(reference_walk_visits(&shared, 5), None);
+        let cycle = Forest {
+            roots: vec![0],
+            child_start: vec![0, 1, 2],
+            children: vec![1, 0],
+        };
+        assert_eq!(reference_walk_visits(&cycle, 100), None);
     }
 
     #[test]
