@@ -7,10 +7,12 @@ pub mod discovery;
 pub mod entry;
 pub mod index;
 pub mod json;
+pub mod jsstring;
 pub mod listing;
 pub mod migrate;
 pub mod parallel;
 pub mod scanner;
+pub mod search;
 pub mod session;
 pub mod store;
 
