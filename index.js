@@ -3,6 +3,7 @@
 const { SessionManager, CURRENT_SESSION_VERSION } = require('./lib/session-manager.js');
 const context = require('./lib/context.js');
 const { configureListing } = require('./lib/listing.js');
+const { SessionSearch, searchSessions } = require('./lib/search.js');
 
 module.exports = {
   CURRENT_SESSION_VERSION,
@@ -16,4 +17,6 @@ module.exports = {
   sessionEntryToContextMessages: context.sessionEntryToContextMessages,
   // Beyond the reference:
   configureListing,
+  SessionSearch,
+  searchSessions,
 };

@@ -12,5 +12,7 @@ export const {
   parseSessionEntries,
   sessionEntryToContextMessages,
   configureListing,
+  SessionSearch,
+  searchSessions,
 } = cjs;
 export default cjs;

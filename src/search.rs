@@ -580,8 +580,17 @@ impl Catalog {
     }
 
     /// `filterAndSortSessions(sessions, query, recent ? "recent" : "relevance",
-    /// named ? "named" : "all")`, `query` as UTF-16.
-    pub fn search(&self, query: &[u16], recent: bool, named: bool, threads: usize) -> SearchResult {
+    /// named ? "named" : "all")`, `query` as UTF-16. With `scored`, the
+    /// matches of a token query stay in the sessions' order, with their
+    /// scores (`matchSession`'s), as when the caller must sort them.
+    pub fn search(
+        &self,
+        query: &[u16],
+        recent: bool,
+        named: bool,
+        scored: bool,
+        threads: usize,
+    ) -> SearchResult {
         let candidates = self.candidates(named);
         let tokens = match parse_query(query) {
             Query::All => {
@@ -627,6 +636,12 @@ impl Catalog {
                 }
                 Outcome::Throws => return SearchResult::Throws(candidates[k]),
             }
+        }
+        if scored {
+            return SearchResult::Ranked {
+                order: matched,
+                scores: Some(scores),
+            };
         }
         self.rank(matched, scores, recent)
     }
@@ -749,7 +764,7 @@ mod tests {
             Some(texts[i].clone())
         });
         assert!(missing.is_empty());
-        match catalog.search(&u("deploy"), false, false, 1) {
+        match catalog.search(&u("deploy"), false, false, false, 1) {
             // Name first; the two text hits tie and go newest first.
             SearchResult::Ranked {
                 order,
@@ -757,11 +772,11 @@ mod tests {
             } => assert_eq!(order, [0, 2, 1]),
             other => panic!("{other:?}"),
         }
-        match catalog.search(&u("dep"), true, false, 1) {
+        match catalog.search(&u("dep"), true, false, false, 1) {
             SearchResult::Ranked { order, .. } => assert_eq!(order, [0, 1, 2, 3]),
             other => panic!("{other:?}"),
         }
-        match catalog.search(&u("deploy"), false, true, 1) {
+        match catalog.search(&u("deploy"), false, true, false, 1) {
             SearchResult::Ranked { order, .. } => assert_eq!(order, [0]),
             other => panic!("{other:?}"),
         }
@@ -782,16 +797,16 @@ mod tests {
         let files = [(0usize, 1u64), (1, 2)];
         catalog.set_sessions(&files, vec![1.0, 2.0], 1, |&i, _| Some(texts[i].clone()));
         assert_eq!(
-            catalog.search(&u("alpha"), false, false, 1),
+            catalog.search(&u("alpha"), false, false, false, 1),
             SearchResult::Throws(1)
         );
         // The name filter leaves it out; a regex does not lowercase.
         assert!(matches!(
-            catalog.search(&u("alpha"), false, true, 1),
+            catalog.search(&u("alpha"), false, true, false, 1),
             SearchResult::Ranked { .. }
         ));
         assert!(matches!(
-            catalog.search(&u("re:alpha"), false, false, 1),
+            catalog.search(&u("re:alpha"), false, false, false, 1),
             SearchResult::Regex { .. }
         ));
     }
