@@ -77,24 +77,39 @@ pub fn collapse_whitespace_utf16(s: &[u16]) -> Vec<u16> {
     out
 }
 
+/// Bytes that may start JavaScript whitespace (or are a space that may not
+/// stay as it is); everything else is copied as it is.
+fn may_be_whitespace(b: u8) -> bool {
+    b <= 0x20 || matches!(b, 0xc2 | 0xe1 | 0xe2 | 0xe3 | 0xef)
+}
+
 /// `s.replace(/\s+/g, " ").trim()` of WTF-8 text.
 pub fn collapse_whitespace_wtf8(t: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(t.len());
     let mut gap = false;
     let mut i = 0;
     while i < t.len() {
-        // Runs without whitespace are copied whole.
-        let run = i + t[i..]
-            .iter()
-            .position(|&b| b <= 0x20 || matches!(b, 0xc2 | 0xe1 | 0xe2 | 0xe3 | 0xef))
-            .unwrap_or(t.len() - i);
-        if run > i {
+        // A run of bytes copied whole: nothing that may be whitespace, except
+        // single spaces between two such bytes (they stay as they are).
+        let mut end = i;
+        while end < t.len() {
+            let b = t[end];
+            if !may_be_whitespace(b) {
+                end += 1;
+            } else if b == b' ' && end > i && t.get(end + 1).is_some_and(|&n| !may_be_whitespace(n))
+            {
+                end += 2;
+            } else {
+                break;
+            }
+        }
+        if end > i {
             if gap && !out.is_empty() {
                 out.push(b' ');
             }
             gap = false;
-            out.extend_from_slice(&t[i..run]);
-            i = run;
+            out.extend_from_slice(&t[i..end]);
+            i = end;
             continue;
         }
         let ws = whitespace_len_at(t, i);
@@ -233,6 +248,80 @@ fn is_context_stop(b: u8) -> bool {
 
 /// `toLowerCase()` of WTF-8 text, as WTF-8.
 pub fn to_lowercase_wtf8(t: &[u8]) -> Vec<u8> {
+    lowercase_in_place(t).unwrap_or_else(|| lowercase_in_pieces(t))
+}
+
+/// The common case, fast: ASCII lowercased over the whole copy at once (no
+/// other byte changes), then each other character whose lowercase has the
+/// same length written over it. `None` for text with a capital sigma (whose
+/// lowercase depends on its context) or a character whose lowercase is
+/// longer or shorter.
+fn lowercase_in_place(t: &[u8]) -> Option<Vec<u8>> {
+    let mut out = t.to_vec();
+    out.make_ascii_lowercase();
+    let mut i = 0;
+    let mut buf = [0; 4];
+    loop {
+        i += ascii_prefix_len(&out[i..]);
+        if i >= out.len() {
+            return Some(out);
+        }
+        let (cp, len) = wtf8_code_point(&out[i..]);
+        let c = match cp.and_then(char::from_u32) {
+            Some(c) => c,
+            // A lone surrogate (or a stray byte): left as it is.
+            None => {
+                i += len;
+                continue;
+            }
+        };
+        if c == '\u{3a3}' {
+            return None;
+        }
+        let mut lower = c.to_lowercase();
+        let l = lower.next()?;
+        if lower.next().is_some() {
+            return None;
+        }
+        if l != c {
+            let bytes = l.encode_utf8(&mut buf).as_bytes();
+            if bytes.len() != len {
+                return None;
+            }
+            out[i..i + len].copy_from_slice(bytes);
+        }
+        i += len;
+    }
+}
+
+/// The code point of the WTF-8 sequence at `t[0]` (a non-ASCII lead byte) and
+/// its length; `None` and 1 for a byte that starts no sequence.
+fn wtf8_code_point(t: &[u8]) -> (Option<u32>, usize) {
+    let (len, min) = match t[0] {
+        0xc2..=0xdf => (2, 0x80),
+        0xe0..=0xef => (3, 0x800),
+        0xf0..=0xf4 => (4, 0x10000),
+        _ => return (None, 1),
+    };
+    let Some(seq) = t.get(..len) else {
+        return (None, 1);
+    };
+    let mut cp = seq[0] as u32 & (0x7f >> len);
+    for &c in &seq[1..] {
+        if c & 0xc0 != 0x80 {
+            return (None, 1);
+        }
+        cp = (cp << 6) | (c as u32 & 0x3f);
+    }
+    if cp < min || cp > 0x10ffff {
+        return (None, 1);
+    }
+    (Some(cp), len)
+}
+
+/// Any text: cut into pieces at safe points (see `is_context_stop`), those
+/// with non-ASCII characters lowercased by `str::to_lowercase`.
+fn lowercase_in_pieces(t: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(t.len());
     // `t[..done]` is in `out`, and `done` is the start or just before a stop.
     let mut done = 0;
@@ -274,7 +363,9 @@ fn ascii_prefix_len(t: &[u8]) -> usize {
 }
 
 fn push_ascii_lowercase(out: &mut Vec<u8>, ascii: &[u8]) {
-    out.extend(ascii.iter().map(u8::to_ascii_lowercase));
+    let start = out.len();
+    out.extend_from_slice(ascii);
+    out[start..].make_ascii_lowercase();
 }
 
 /// Where the next lone surrogate (three bytes, `ED A0..BF xx`) starts.
@@ -406,5 +497,45 @@ mod tests {
         assert_eq!(collapse_whitespace_utf16(&u(text)), u(expected));
         assert_eq!(trim_utf16(&u("\u{2029} x y\u{205f}")), u("x y").as_slice());
         assert_eq!(trim_utf16(&u(" \t ")), &[] as &[u16]);
+    }
+}
+
+#[cfg(test)]
+mod speed {
+    #[test]
+    #[ignore]
+    fn lowercase_speed() {
+        let mut text = String::new();
+        let odd = ["→", "✓", "é", "Привет", "日本語", "🙂", "ΑΒΓ"];
+        let mut i = 0;
+        while text.len() < 50 << 20 {
+            text.push_str("The Quick brown fox jumps over the lazy dog; config = Value(42) ");
+            if i % 3 == 0 {
+                text.push_str(odd[i % odd.len()]);
+            }
+            i += 1;
+        }
+        let bytes = text.as_bytes();
+        for _ in 0..3 {
+            let t = std::time::Instant::now();
+            let mut base = bytes.to_vec();
+            base.make_ascii_lowercase();
+            let t1 = t.elapsed();
+            let t = std::time::Instant::now();
+            let ours = super::to_lowercase_wtf8(bytes);
+            let t2 = t.elapsed();
+            let t = std::time::Instant::now();
+            let std_lower = text.to_lowercase();
+            let t3 = t.elapsed();
+            let t = std::time::Instant::now();
+            let c = super::collapse_whitespace_wtf8(&ours);
+            let t4 = t.elapsed();
+            assert_eq!(ours, std_lower.as_bytes());
+            eprintln!(
+                "{} MB: ascii map {t1:?}, ours {t2:?}, std {t3:?}, collapse {t4:?} {}",
+                bytes.len() >> 20,
+                base.len() + c.len()
+            );
+        }
     }
 }

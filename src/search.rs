@@ -11,7 +11,6 @@
 //! `re:` patterns are JavaScript regular expressions: the binding's caller
 //! runs them in V8 and hands the tiers back to `Catalog::rank`.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use crate::json::{self, JsValue};
@@ -451,34 +450,15 @@ fn prepare(tokens: Vec<Token>) -> Vec<Prepared> {
         .collect()
 }
 
-/// `f(0..n)` in order, on up to `threads` threads taking blocks as they go.
-fn map_parallel<T: Send>(n: usize, threads: usize, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
-    if threads <= 1 || n < 2 {
+/// `f(0..n)` in order, on rayon's threads when `parallel`. Rayon's caller
+/// runs the work nobody took: on a busy machine a search never waits for a
+/// thread to be scheduled.
+fn map_parallel<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync) -> Vec<T> {
+    use rayon::prelude::*;
+    if !parallel || n < 2 {
         return (0..n).map(f).collect();
     }
-    const BLOCK: usize = 32;
-    let next = AtomicUsize::new(0);
-    let work = || {
-        let mut done = Vec::new();
-        loop {
-            let start = next.fetch_add(BLOCK, Ordering::Relaxed);
-            if start >= n {
-                return done;
-            }
-            let end = (start + BLOCK).min(n);
-            done.push((start, (start..end).map(&f).collect::<Vec<T>>()));
-        }
-    };
-    let mut blocks: Vec<(usize, Vec<T>)> = std::thread::scope(|scope| {
-        let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-        let mut blocks = work();
-        for h in helpers {
-            blocks.extend(h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)));
-        }
-        blocks
-    });
-    blocks.sort_unstable_by_key(|(start, _)| *start);
-    blocks.into_iter().flat_map(|(_, items)| items).collect()
+    (0..n).into_par_iter().with_min_len(32).map(&f).collect()
 }
 
 /// Text below which a search stays on the calling thread.
@@ -537,7 +517,7 @@ impl Catalog {
             .filter_map(|(&t, text)| Some((t, text.clone()?)))
             .filter(|(t, _)| *t != 0)
             .collect();
-        let texts = map_parallel(files.len(), threads, |i| {
+        let texts = map_parallel(files.len(), threads > 1, |i| {
             let (path, token) = &files[i];
             held.get(token).cloned().or_else(|| lookup(path, *token))
         });
@@ -614,12 +594,8 @@ impl Catalog {
             }
             Query::Tokens(tokens) => prepare(tokens),
         };
-        let threads = if self.text_bytes >= PARALLEL_FROM_BYTES {
-            threads
-        } else {
-            1
-        };
-        let outcomes = map_parallel(candidates.len(), threads, |k| {
+        let parallel = threads > 1 && self.text_bytes >= PARALLEL_FROM_BYTES;
+        let outcomes = map_parallel(candidates.len(), parallel, |k| {
             match &self.texts[candidates[k] as usize] {
                 Some(text) => match_session(text, &tokens),
                 None => Outcome::Miss,
