@@ -298,7 +298,7 @@ test("texts the listing cache does not hold go over as strings and search the sa
 		const facts = writeCorpus(rng, root, 40);
 		const refSessions = await reference.SessionManager.listAll(root);
 		// Token 0 names no version: every text comes from the reference's own strings.
-		const index = new binding.SessionSearchIndex();
+		const index = new binding.SessionSearchIndex(true);
 		const missing = index.setSessions(
 			refSessions.map((s) => s.path),
 			new Float64Array(refSessions.length),

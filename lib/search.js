@@ -122,6 +122,7 @@ function runSearch(index, sessions, query, sort, nameFilter) {
 const CONSTRUCT = Symbol('SessionSearch');
 /** For the tests: `matchSession`'s scores of a token query (see scoresOf). */
 const SCORES = Symbol('SessionSearch scores');
+const ONCE = Symbol('SessionSearch once');
 
 /**
  * The sessions of a folder (or of every folder), searchable on every
@@ -129,7 +130,7 @@ const SCORES = Symbol('SessionSearch scores');
  * what was appended, through the listing cache).
  */
 class SessionSearch {
-  #index = new native.SessionSearchIndex();
+  #index;
   #sessions = [];
   #source;
   #closed = false;
@@ -137,16 +138,21 @@ class SessionSearch {
   #started = 0;
   #applied = 0;
 
-  constructor(key, source) {
+  constructor(key, source, trigrams = true) {
     if (key !== CONSTRUCT) throw new TypeError('Use SessionSearch.open()');
     this.#source = source;
+    this.#index = new native.SessionSearchIndex(trigrams);
   }
 
   /** Lists `cwd`'s sessions (`list(cwd, sessionDir)`), or all (`listAll(sessionDir)`). */
   static async open(options = {}) {
+    return SessionSearch.#open(options, true);
+  }
+
+  static async #open(options, trigrams) {
     checkOptions(options);
     const source = { cwd: options.cwd, sessionDir: options.sessionDir };
-    const search = new SessionSearch(CONSTRUCT, source);
+    const search = new SessionSearch(CONSTRUCT, source, trigrams);
     await search.refresh({ onProgress: options.onProgress, signal: options.signal });
     return search;
   }
@@ -187,6 +193,11 @@ class SessionSearch {
    * For the tests: the sessions a token query matches, in order, with the
    * scores `matchSession` gives them (or `{ throwsAt }`).
    */
+  /** One search: no trigram filters (making them costs more than they save once). */
+  static [ONCE](options) {
+    return SessionSearch.#open(options, false);
+  }
+
   [SCORES](query, nameFilter = 'all') {
     this.#check();
     const result = this.#index.search(query, false, nameFilter === 'named', true);
@@ -213,7 +224,7 @@ async function searchSessions(query, options = {}) {
   const { sort = 'relevance', nameFilter = 'all', signal } = options;
   checkChoice('sort', sort, SORTS);
   checkChoice('nameFilter', nameFilter, NAME_FILTERS);
-  const search = await SessionSearch.open(options);
+  const search = await SessionSearch[ONCE](options);
   try {
     signal?.throwIfAborted();
     return search.search(query, sort, nameFilter);

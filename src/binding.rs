@@ -1296,6 +1296,9 @@ impl From<search::SearchResult> for JsSearchResult {
 #[napi(custom_finalize)]
 pub struct SessionSearchIndex {
     catalog: search::Catalog,
+    /// Make the trigram filters that spare repeated searches most full
+    /// scans (a picker's index; not worth it for one search).
+    trigrams: bool,
     /// Memory reported to V8 for the texts held.
     reported: i64,
 }
@@ -1319,9 +1322,10 @@ impl ObjectFinalize for SessionSearchIndex {
 #[napi]
 impl SessionSearchIndex {
     #[napi(constructor, catch_unwind)]
-    pub fn new() -> Self {
+    pub fn new(trigrams: bool) -> Self {
         SessionSearchIndex {
             catalog: search::Catalog::default(),
+            trigrams,
             reported: 0,
         }
     }
@@ -1345,6 +1349,7 @@ impl SessionSearchIndex {
         let missing = self.catalog.set_sessions(
             &files,
             modified.to_vec(),
+            self.trigrams,
             crate::parallel::threads(),
             |path, token| SUMMARY_CACHE.search_text(path, token),
         );
@@ -1371,7 +1376,7 @@ impl SessionSearchIndex {
             Either::B(_) => search::SessionId::Other,
         };
         let text = search::SessionText::from_utf16(name.as_deref(), id, &cwd, &text);
-        self.catalog.set_text(index as usize, text);
+        self.catalog.set_text(index as usize, text, self.trigrams);
         self.report_memory(env);
     }
 

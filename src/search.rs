@@ -56,6 +56,42 @@ pub struct SessionText {
     /// The text with its whitespace collapsed (for phrases), made on the
     /// first phrase search; `None` when it is the same as `text`.
     text_collapsed: OnceLock<Option<Vec<u8>>>,
+    /// Which byte trigrams `text` holds (a one-hash Bloom filter), made for
+    /// pickers: a word none of whose trigrams is missing is searched for.
+    trigrams: OnceLock<Trigrams>,
+}
+
+/// A set of byte trigrams, as bits (a Bloom filter with one hash): no false
+/// negatives, about one false positive in six per trigram at two bits per
+/// byte of text.
+#[derive(Debug)]
+struct Trigrams {
+    bits: Box<[u64]>,
+    shift: u32,
+}
+
+fn trigram_key(w: &[u8]) -> u64 {
+    (w[0] as u64 | (w[1] as u64) << 8 | (w[2] as u64) << 16).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+impl Trigrams {
+    fn of(text: &[u8]) -> Trigrams {
+        let bits = (text.len() * 2).next_power_of_two().max(512);
+        let shift = 64 - bits.trailing_zeros();
+        let mut words = vec![0u64; bits / 64].into_boxed_slice();
+        for w in text.windows(3) {
+            let h = trigram_key(w) >> shift;
+            words[(h >> 6) as usize] |= 1 << (h & 63);
+        }
+        Trigrams { bits: words, shift }
+    }
+
+    fn may_hold(&self, keys: &[u64]) -> bool {
+        keys.iter().all(|&k| {
+            let h = k >> self.shift;
+            self.bits[(h >> 6) as usize] & (1 << (h & 63)) != 0
+        })
+    }
 }
 
 impl SessionText {
@@ -112,6 +148,7 @@ impl SessionText {
             cwd_collapsed,
             text: js::to_lowercase_wtf8(text),
             text_collapsed: OnceLock::new(),
+            trigrams: OnceLock::new(),
         }
     }
 
@@ -130,7 +167,13 @@ impl SessionText {
             .get()
             .and_then(Option::as_ref)
             .map_or(0, Vec::len);
-        std::mem::size_of::<Self>() + 2 * units + self.text.len() + collapsed
+        let trigrams = self.trigrams.get().map_or(0, |t| t.bits.len() * 8);
+        std::mem::size_of::<Self>() + 2 * units + self.text.len() + collapsed + trigrams
+    }
+
+    /// Makes the trigram filter (for a picker's repeated searches).
+    pub fn index_trigrams(&self) {
+        self.trigrams.get_or_init(|| Trigrams::of(&self.text));
     }
 
     fn text_collapsed(&self) -> &[u8] {
@@ -324,6 +367,9 @@ fn fuzzy_match(query: &[u16], swapped: Option<&[u16]>, text: &[u16]) -> Option<f
 /// A lowercased needle, ready for the text (WTF-8) and the short fields (UTF-16).
 struct Needle {
     units: Vec<u16>,
+    /// Trigram keys of the WTF-8 needle (none when it is shorter or has a
+    /// lone surrogate).
+    trigrams: Vec<u64>,
     /// A finder over WTF-8, when the needle has no lone surrogate.
     finder: Option<memchr::memmem::Finder<'static>>,
     swapped: Option<Vec<u16>>,
@@ -331,14 +377,31 @@ struct Needle {
 
 impl Needle {
     fn new(units: Vec<u16>) -> Needle {
-        let finder = (!js::has_lone_surrogate(&units))
-            .then(|| memchr::memmem::Finder::new(&js::utf16_to_wtf8(&units)).into_owned());
+        let well_formed = !js::has_lone_surrogate(&units);
+        let bytes = js::utf16_to_wtf8(&units);
+        let trigrams = if well_formed {
+            bytes.windows(3).map(trigram_key).collect()
+        } else {
+            Vec::new()
+        };
+        let finder = well_formed.then(|| memchr::memmem::Finder::new(&bytes).into_owned());
         let swapped = swapped_query(&units);
         Needle {
             units,
+            trigrams,
             finder,
             swapped,
         }
+    }
+
+    /// In the session's lowercased text (not the collapsed one).
+    fn in_session_text(&self, s: &SessionText) -> bool {
+        if let Some(trigrams) = s.trigrams.get() {
+            if !trigrams.may_hold(&self.trigrams) {
+                return false;
+            }
+        }
+        self.in_text(&s.text)
     }
 
     fn in_text(&self, text: &[u8]) -> bool {
@@ -375,7 +438,7 @@ fn match_literal(s: &SessionText, v: &Needle) -> TokenScore {
             return Ok(Some(tier_score(TIER_NAME, score)));
         }
     }
-    if id_contains(&s.id, &v.units)? || v.in_text(&s.text) || contains_units(&s.cwd, &v.units) {
+    if id_contains(&s.id, &v.units)? || v.in_session_text(s) || contains_units(&s.cwd, &v.units) {
         return Ok(Some(tier_score(TIER_TEXT, 0.0)));
     }
     Ok(None)
@@ -507,6 +570,7 @@ impl Catalog {
         &mut self,
         files: &[(P, u64)],
         modified: Vec<f64>,
+        trigrams: bool,
         threads: usize,
         lookup: impl Fn(&P, u64) -> Option<Arc<SessionText>> + Sync,
     ) -> Vec<u32> {
@@ -519,7 +583,11 @@ impl Catalog {
             .collect();
         let texts = map_parallel(files.len(), threads > 1, |i| {
             let (path, token) = &files[i];
-            held.get(token).cloned().or_else(|| lookup(path, *token))
+            let text = held.get(token).cloned().or_else(|| lookup(path, *token));
+            if let Some(text) = text.as_ref().filter(|_| trigrams) {
+                text.index_trigrams();
+            }
+            text
         });
         self.tokens = files.iter().map(|(_, t)| *t).collect();
         self.modified = modified;
@@ -532,7 +600,10 @@ impl Catalog {
     }
 
     /// The text of session `index`, from its strings.
-    pub fn set_text(&mut self, index: usize, text: SessionText) {
+    pub fn set_text(&mut self, index: usize, text: SessionText, trigrams: bool) {
+        if trigrams {
+            text.index_trigrams();
+        }
         if let Some(slot) = self.texts.get_mut(index) {
             self.text_bytes += text.text.len();
             *slot = Some(Arc::new(text));
@@ -736,7 +807,7 @@ mod tests {
         ];
         let files: Vec<(usize, u64)> = (0..texts.len()).map(|i| (i, i as u64 + 1)).collect();
         let texts: Vec<Arc<SessionText>> = texts.into_iter().map(Arc::new).collect();
-        let missing = catalog.set_sessions(&files, vec![1.0, 2.0, 3.0, 4.0], 1, |&i, _| {
+        let missing = catalog.set_sessions(&files, vec![1.0, 2.0, 3.0, 4.0], true, 1, |&i, _| {
             Some(texts[i].clone())
         });
         assert!(missing.is_empty());
@@ -771,7 +842,9 @@ mod tests {
             )),
         ];
         let files = [(0usize, 1u64), (1, 2)];
-        catalog.set_sessions(&files, vec![1.0, 2.0], 1, |&i, _| Some(texts[i].clone()));
+        catalog.set_sessions(&files, vec![1.0, 2.0], false, 1, |&i, _| {
+            Some(texts[i].clone())
+        });
         assert_eq!(
             catalog.search(&u("alpha"), false, false, false, 1),
             SearchResult::Throws(1)
