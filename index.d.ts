@@ -1058,4 +1058,49 @@ export declare function checkSession(path: string): SessionCheck;
  */
 export declare function repairSession(path: string, options?: { dryRun?: boolean }): SessionRepair;
 
+
+export type SessionSearchSort = "threaded" | "recent" | "relevance";
+/** `"named"` keeps only sessions with a name. */
+export type SessionSearchNameFilter = "all" | "named";
+
+/** Which sessions a search reads: `list(cwd, sessionDir)` with a `cwd`, else `listAll(sessionDir)`. */
+export interface SessionSearchSource {
+    cwd?: string;
+    sessionDir?: string;
+    /** Progress of the listing, as for `list()` / `listAll()`. */
+    onProgress?: SessionListProgress;
+    signal?: AbortSignal;
+}
+
+export interface SearchSessionsOptions extends SessionSearchSource {
+    /** Default `"relevance"`. */
+    sort?: SessionSearchSort;
+    /** Default `"all"`. */
+    nameFilter?: SessionSearchNameFilter;
+}
+
+/**
+ * What pi 1.6.0's /resume shows for `query`: `filterAndSortSessions(sessions, query, sort,
+ * nameFilter)` over `SessionManager.list(cwd, sessionDir)` when `cwd` is given, else over
+ * `SessionManager.listAll(sessionDir)`. Words match as substrings of the name, id, message
+ * text and cwd, or as fuzzy subsequences of the name and cwd; `"quoted phrases"`;
+ * `re:<pattern>` is a JavaScript RegExp with the `i` flag (an invalid or empty one gives `[]`).
+ */
+export declare function searchSessions(query: string, options?: SearchSessionsOptions): Promise<SessionInfo[]>;
+
+/** The sessions of a folder (or of all folders), searched on every keystroke of a picker. */
+export declare class SessionSearch {
+    private constructor();
+    /** Lists the sessions (see `SessionSearchSource`) and prepares them for searching. */
+    static open(options?: SessionSearchSource): Promise<SessionSearch>;
+    /** The sessions searched, in the listing's order. */
+    readonly sessions: SessionInfo[];
+    /** `filterAndSortSessions(sessions, query, sort, nameFilter)`, synchronously; the same SessionInfo objects every call. */
+    search(query: string, sort?: SessionSearchSort, nameFilter?: SessionSearchNameFilter): SessionInfo[];
+    /** Lists again: appended files are read from where the last listing stopped; new and deleted files show. */
+    refresh(options?: { onProgress?: SessionListProgress; signal?: AbortSignal }): Promise<void>;
+    /** Lets go of the sessions and their native texts; later calls throw. */
+    close(): void;
+}
+
 export {};

@@ -7,6 +7,7 @@ const { loadEntriesFromFile } = require('./lib/loader.js');
 const { getDefaultSessionDir } = require('./lib/paths.js');
 const { getSessionStats, getUsageCostBreakdown, usageReport } = require('./lib/stats.js');
 const { checkSession, repairSession } = require('./lib/doctor.js');
+const { SessionSearch, searchSessions } = require('./lib/search.js');
 
 module.exports = {
   CURRENT_SESSION_VERSION,
@@ -31,4 +32,6 @@ module.exports = {
   usageReport,
   checkSession,
   repairSession,
+  SessionSearch,
+  searchSessions,
 };

@@ -22,5 +22,7 @@ export const {
   usageReport,
   checkSession,
   repairSession,
+  SessionSearch,
+  searchSessions,
 } = cjs;
 export default cjs;

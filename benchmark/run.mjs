@@ -72,6 +72,11 @@ const WORKLOADS = [
     samples: [2, 1],
     describe: (e) => `+${e.rssGrowthMb.toFixed(0)} MB RSS, ${e.fds} fds`,
   },
+  // search (issue 12): typed a key at a time, relevance order as in pi's /resume
+  { name: "search-keys-5k", title: "search per keystroke over 5,000 sessions, steady state (words, a phrase, an id, a cwd part)", op: "search-keystrokes", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project", sort: "threaded", rounds: 1, queries: ["compaction", '"tool result"', "{id}", "big-proj", "keybinding render", "zebra"] }] },
+  { name: "search-regex-keys-5k", title: "search per keystroke over 5,000 sessions, steady state, re: patterns (run in V8)", op: "search-keystrokes", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project", sort: "relevance", rounds: 1, queries: ["re:compact(ion|ed)", "re:(?<=the )tool"] }] },
+  { name: "search-warm-5k", title: "searchSessions() over 5,000 files, warm process (second search)", op: "search-warm", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project", sort: "relevance", warmup: "session", query: "keybinding render" }] },
+  { name: "search-cold-5k", title: "searchSessions() over 5,000 files (1.1 GB), first call in the process", op: "search-cold", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project", sort: "relevance", query: "keybinding render" }] },
   {
     name: "lowmem-500",
     title: "open() + buildSessionContext() {500} under {heap}",

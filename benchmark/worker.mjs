@@ -491,6 +491,87 @@ Object.assign(WORKLOADS, {
   }),
 });
 
+// ---- search (issue 12): pi's /resume search, ours (searchSessions, SessionSearch) against
+// the reference's listing plus its filterAndSortSessions (session-selector-search.js)
+
+/** The reference's search function when the impl is its session-manager.js; null for ours. */
+async function referenceSearch() {
+  if (statSync(implPath).isDirectory()) return null;
+  const file = join(implPath, "..", "..", "modes", "interactive", "components", "session-selector-search.js");
+  return (await import(pathToFileURL(file).href)).filterAndSortSessions;
+}
+
+/** The queries typed a key at a time: every prefix of each query. */
+function keystrokes(queries, sessions) {
+  // an id prefix from the listing's middle, as a user pastes or types one
+  const id = sessions.length ? String(sessions[Math.floor(sessions.length / 2)].id).slice(0, 8) : "0";
+  const out = [];
+  for (const q of queries) {
+    const full = q.replace("{id}", id);
+    for (let i = 1; i <= full.length; i++) out.push(full.slice(0, i));
+  }
+  return out;
+}
+
+const searchCheck = (results) => {
+  const h = sha();
+  let total = 0;
+  for (const r of results) {
+    total += r.length;
+    for (const s of r) h.update(`${s.path};`);
+    h.update("|");
+  }
+  return { queries: results.length, matches: total, hash: h.digest("hex").slice(0, 16) };
+};
+
+Object.assign(WORKLOADS, {
+  // per keystroke in steady state: every query typed once untimed (lowercased texts cached
+  // on both sides), then the whole sequence timed; ms per keystroke
+  "search-keystrokes": listing({
+    setup: async (impl, p) => {
+      const filter = await referenceSearch();
+      if (filter) {
+        const sessions = await impl.SessionManager.list(p.cwd);
+        const keys = keystrokes(p.queries, sessions);
+        for (const k of keys) filter(sessions, k, p.sort);
+        return { run: (k) => filter(sessions, k, p.sort), keys };
+      }
+      const search = await impl.SessionSearch.open({ cwd: p.cwd });
+      const keys = keystrokes(p.queries, search.sessions);
+      for (const k of keys) search.search(k, p.sort);
+      return { run: (k) => search.search(k, p.sort), keys };
+    },
+    async: false,
+    run: (_, p, ctx) => {
+      const results = [];
+      for (let r = 0; r < p.rounds; r++) for (const k of ctx.keys) results.push(ctx.run(k));
+      ctx.calls = p.rounds * ctx.keys.length;
+      return results;
+    },
+    perKeystroke: true,
+    check: (results, p) => searchCheck(results.slice(0, results.length / p.rounds)),
+  }),
+  // one search in a process that has listed and searched before
+  "search-warm": listing({
+    setup: async (impl, p) => {
+      const filter = await referenceSearch();
+      if (filter) await impl.SessionManager.list(p.cwd);
+      else await impl.searchSessions(p.warmup, { cwd: p.cwd });
+      return { filter };
+    },
+    run: async (impl, p, { filter }) =>
+      filter ? [filter(await impl.SessionManager.list(p.cwd), p.query, p.sort)] : [await impl.searchSessions(p.query, { cwd: p.cwd, sort: p.sort })],
+    check: searchCheck,
+  }),
+  // the first search in the process
+  "search-cold": listing({
+    setup: async () => ({ filter: await referenceSearch() }),
+    run: async (impl, p, { filter }) =>
+      filter ? [filter(await impl.SessionManager.list(p.cwd), p.query, p.sort)] : [await impl.searchSessions(p.query, { cwd: p.cwd, sort: p.sort })],
+    check: searchCheck,
+  }),
+});
+
 async function main() {
   const w = WORKLOADS[workload];
   if (!w) throw new Error(`unknown workload ${workload}`);
@@ -504,7 +585,7 @@ async function main() {
   const check = w.check(result, params, ctx);
   const ms = t1 - t0;
   const out = {
-    ms: w.perCall ? ms / params.calls : ms,
+    ms: w.perCall ? ms / params.calls : w.perKeystroke ? ms / ctx.calls : ms,
     totalMs: ms,
     rssKb,
     rssEndKb: maxRssKb(),

@@ -160,6 +160,17 @@ function sessionInfo(file, summary, stats) {
  */
 const folderInfos = new Map();
 
+/**
+ * The scanner's token of the file version each SessionInfo was built from,
+ * for the search (lib/search.js), which finds its texts in the native
+ * listing cache by (path, token).
+ */
+const infoTokens = new WeakMap();
+
+function listingToken(info) {
+  return infoTokens.get(info) ?? 0;
+}
+
 /** A fresh SessionInfo equal to a cached one (strings are shared; they are immutable). */
 function copyInfo({ info, header }) {
   const copy = {
@@ -337,7 +348,9 @@ function loadInfos(source, onLoaded, signal, onStart) {
       }
       fresh[folder].set(token, cached);
       if (names) names[index] = cached.name;
-      return deliver(cached.info && copyInfo(cached), placeOfIndex(index));
+      const info = cached.info && copyInfo(cached);
+      if (info) infoTokens.set(info, token);
+      return deliver(info, placeOfIndex(index));
     };
     const onResult = (result) => {
       if (settled) return;
@@ -372,6 +385,7 @@ function loadInfos(source, onLoaded, signal, onStart) {
         const discovered = candidates ? candidates.mtimeMs[index] : Number.NaN;
         const mtimeMs = Number.isNaN(discovered) ? result.mtimeMs : discovered;
         info = tryInfo(file, result.summary, { mtime: new Date(Math.round(mtimeMs)) });
+        if (info) infoTokens.set(info, result.token);
         const header = result.summary.header;
         fresh[folder].set(result.token, { info: info && copyInfo({ info, header }), header, name });
       } else if (result.token) {
@@ -587,4 +601,13 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
   }
 }
 
-module.exports = { findMostRecentSession, findById, list, listAll, configureListing, PartialList, sortSessionInfos };
+module.exports = {
+  findMostRecentSession,
+  findById,
+  list,
+  listAll,
+  configureListing,
+  listingToken,
+  PartialList,
+  sortSessionInfos,
+};

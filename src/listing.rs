@@ -68,6 +68,29 @@ pub struct SessionSummary {
     pub usage: Option<UsageTally>,
 }
 
+/// What a search reads of a summary: the header line, the name and the
+/// message text (both WTF-8), borrowed.
+pub struct SummaryText<'a> {
+    pub header: &'a str,
+    pub name: Option<Cow<'a, [u8]>>,
+    pub all_messages_text: &'a [u8],
+}
+
+impl SessionSummary {
+    pub fn text(&self) -> SummaryText<'_> {
+        SummaryText {
+            header: &self.header,
+            // The name is kept as the literal `text_literal` made of it.
+            name: self
+                .name
+                .as_deref()
+                .and_then(|literal| string_at(literal.as_bytes()))
+                .map(Cow::Owned),
+            all_messages_text: &self.all_messages_text,
+        }
+    }
+}
+
 fn is_js_whitespace(c: char) -> bool {
     matches!(
             c,
@@ -629,6 +652,18 @@ impl Summarizer {
 
     fn activity(&mut self, time: f64) {
         self.last_activity = Some(self.last_activity.unwrap_or(0.0).max(time));
+    }
+
+    /// What `finish()` would give a search, without copying it.
+    pub fn text(&self) -> Option<SummaryText<'_>> {
+        if self.rejected {
+            return None;
+        }
+        Some(SummaryText {
+            header: self.header.as_deref()?,
+            name: self.name.as_deref().map(Cow::Borrowed),
+            all_messages_text: &self.all,
+        })
     }
 
     /// `None` where the reference's `buildSessionInfo` returns null.

@@ -10,9 +10,10 @@ use crate::store;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::listing::{SessionSummary, Summarizer};
+use crate::listing::{SessionSummary, Summarizer, SummaryText};
+use crate::search::SessionText;
 use crate::store::IoFailure;
 
 /// Bytes before the cached end that must still be there for an append-only
@@ -154,6 +155,8 @@ struct CacheEntry {
     /// one; otherwise the summary is the state's own (not kept twice).
     unterminated: Option<Option<SessionSummary>>,
     token: u64,
+    /// What a search reads of this version, made on the first search.
+    search_text: OnceLock<Option<Arc<SessionText>>>,
 }
 
 /// Summaries of files seen before, keyed by path.
@@ -255,6 +258,7 @@ impl CacheEntry {
                 tail,
                 unterminated,
                 token: NEXT_TOKEN.fetch_add(1, Ordering::Relaxed),
+                search_text: OnceLock::new(),
             },
         ))
     }
@@ -264,6 +268,24 @@ impl CacheEntry {
             Some(result) => result.clone(),
             None => self.state.finish(),
         }
+    }
+
+    /// `result()`'s texts, borrowed.
+    fn result_text(&self) -> Option<SummaryText<'_>> {
+        match &self.unterminated {
+            Some(result) => result.as_ref().map(SessionSummary::text),
+            None => self.state.text(),
+        }
+    }
+
+    fn search_text(&self) -> Option<Arc<SessionText>> {
+        self.search_text
+            .get_or_init(|| {
+                let text = self.result_text()?;
+                SessionText::from_summary(text.header, text.name.as_deref(), text.all_messages_text)
+                    .map(Arc::new)
+            })
+            .clone()
     }
 }
 
@@ -449,6 +471,15 @@ impl SummaryCache {
         if map.len() != before {
             self.dirty.store(true, Ordering::Relaxed);
         }
+    }
+
+    /// The search text of the version of `path` that `token` names, made
+    /// once per version (outside the cache's lock); `None` if the cache holds
+    /// another version or none.
+    pub fn search_text(&self, path: &Path, token: u64) -> Option<Arc<SessionText>> {
+        self.get(path)
+            .filter(|entry| entry.token == token)?
+            .search_text()
     }
 
     fn get(&self, path: &Path) -> Option<Arc<CacheEntry>> {
@@ -724,6 +755,7 @@ fn refresh(cache: &SummaryCache, path: &Path, stat: &FileStat) -> Result<Refresh
             tail: read.tail,
             unterminated: (read.offset < size).then(|| result.clone()),
             token,
+            search_text: OnceLock::new(),
         },
     );
     Ok(Refreshed::Read(entry, result.map(Box::new)))

@@ -1,0 +1,236 @@
+'use strict';
+// Searching sessions as pi's /resume does: `filterAndSortSessions` of the
+// reference (modes/interactive/components/session-selector-search.js) with
+// pi-tui's `fuzzyMatch`, over the sessions of `list()` or `listAll()`.
+// Parsing, matching and ranking run in Rust (src/search.rs) over texts
+// lowercased once per file version and kept with the listing cache; this file
+// lists, hands Rust the listing's order, and maps indices back to SessionInfo
+// objects. `re:` patterns are JavaScript regular expressions, so they run
+// here, in V8, and Rust ranks what they matched.
+const native = require('../binding.js');
+const listing = require('./listing.js');
+
+const SORTS = ['threaded', 'recent', 'relevance'];
+const NAME_FILTERS = ['all', 'named'];
+// A regex's tiers (name, then id, text or cwd): only their order counts.
+const REGEX_TIER_NAME = 0;
+const REGEX_TIER_TEXT = 1;
+
+function checkQuery(query) {
+  if (typeof query !== 'string') {
+    throw new TypeError(`The search query must be a string (got ${query === null ? 'null' : typeof query})`);
+  }
+}
+
+function checkChoice(what, value, choices) {
+  if (!choices.includes(value)) {
+    throw new TypeError(`${what} must be one of ${choices.map((c) => JSON.stringify(c)).join(', ')} (got ${String(value)})`);
+  }
+}
+
+function checkOptions(options) {
+  if (options === null || typeof options !== 'object') throw new TypeError('The search options must be an object');
+  const { cwd, sessionDir, onProgress } = options;
+  if (cwd !== undefined && typeof cwd !== 'string') throw new TypeError('options.cwd must be a string');
+  if (sessionDir !== undefined && typeof sessionDir !== 'string') throw new TypeError('options.sessionDir must be a string');
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError('options.onProgress must be a function');
+}
+
+/** `list(cwd, sessionDir)` with a cwd, else `listAll(sessionDir)`. */
+function listSessions({ cwd, sessionDir }, onProgress, signal) {
+  return cwd !== undefined
+    ? listing.list(cwd, sessionDir, onProgress, signal)
+    : listing.listAll(sessionDir, onProgress, signal);
+}
+
+/** The id for the native side: a string as it is, else its kind. */
+function idForNative(id) {
+  if (typeof id === 'string') return id;
+  if (id === undefined) return 1;
+  return id === null ? 2 : 3;
+}
+
+/**
+ * Gives the native index the sessions in order. Their texts come from the
+ * listing cache by (path, token); the few it does not hold (another listing
+ * replaced that version meanwhile) go over as strings.
+ */
+function indexSessions(index, sessions) {
+  const paths = sessions.map((s) => s.path);
+  const tokens = Float64Array.from(sessions, listing.listingToken);
+  const modified = Float64Array.from(sessions, (s) => s.modified.getTime());
+  for (const i of index.setSessions(paths, tokens, modified)) {
+    const s = sessions[i];
+    index.setSessionText(i, s.name ?? undefined, idForNative(s.id), s.cwd, s.allMessagesText);
+  }
+}
+
+/**
+ * Where the reference lowercases an id that is not a string, it throws; this
+ * is the same expression on the same session, so the error is the same.
+ */
+function throwAsReference(session) {
+  session.id.toLowerCase();
+  throw new Error('pi-session-native: the search expected the id of this session to throw');
+}
+
+/** The sessions of a native result, sorted here when Rust asks to. */
+function ordered(sessions, { indices, scores }) {
+  if (!scores) return Array.from(indices, (i) => sessions[i]);
+  // A `modified` time among the matches is invalid: the reference's
+  // comparator is then inconsistent (NaN), and only V8's sort, fed the same
+  // input, gives its order.
+  const scored = Array.from(indices, (i, k) => ({ session: sessions[i], score: scores[k] }));
+  scored.sort((a, b) => {
+    if (a.score !== b.score) return a.score - b.score;
+    return b.session.modified.getTime() - a.session.modified.getTime();
+  });
+  return scored.map((r) => r.session);
+}
+
+/** A `re:` query: the reference's `matchRegex` on each candidate, in order. */
+function regexSearch(index, sessions, query, result, recent) {
+  let regex;
+  try {
+    regex = new RegExp(query.slice(result.regex[0], result.regex[1]), 'i');
+  } catch {
+    return [];
+  }
+  const matched = [];
+  const tiers = [];
+  for (const i of result.indices) {
+    const session = sessions[i];
+    if (session.name && regex.test(session.name)) {
+      matched.push(i);
+      tiers.push(REGEX_TIER_NAME);
+    } else if (regex.test(session.id) || regex.test(session.allMessagesText) || regex.test(session.cwd)) {
+      matched.push(i);
+      tiers.push(REGEX_TIER_TEXT);
+    }
+  }
+  return ordered(sessions, index.rank(Uint32Array.from(matched), Float64Array.from(tiers), recent));
+}
+
+function runSearch(index, sessions, query, sort, nameFilter) {
+  const recent = sort === 'recent';
+  const result = index.search(query, recent, nameFilter === 'named', false);
+  if (result.throwsAt != null) throwAsReference(sessions[result.throwsAt]);
+  if (result.regex) return regexSearch(index, sessions, query, result, recent);
+  return ordered(sessions, result);
+}
+
+const CONSTRUCT = Symbol('SessionSearch');
+/** For the tests: `matchSession`'s scores of a token query (see scoresOf). */
+const SCORES = Symbol('SessionSearch scores');
+const ONCE = Symbol('SessionSearch once');
+
+/**
+ * The sessions of a folder (or of every folder), searchable on every
+ * keystroke: `search()` is synchronous, `refresh()` lists again (reading only
+ * what was appended, through the listing cache).
+ */
+class SessionSearch {
+  #index;
+  #sessions = [];
+  #source;
+  #closed = false;
+  // Refreshes may finish out of order: only a newer one replaces the sessions.
+  #started = 0;
+  #applied = 0;
+
+  constructor(key, source, trigrams = true) {
+    if (key !== CONSTRUCT) throw new TypeError('Use SessionSearch.open()');
+    this.#source = source;
+    this.#index = new native.SessionSearchIndex(trigrams);
+  }
+
+  /** Lists `cwd`'s sessions (`list(cwd, sessionDir)`), or all (`listAll(sessionDir)`). */
+  static async open(options = {}) {
+    return SessionSearch.#open(options, true);
+  }
+
+  static async #open(options, trigrams) {
+    checkOptions(options);
+    const source = { cwd: options.cwd, sessionDir: options.sessionDir };
+    const search = new SessionSearch(CONSTRUCT, source, trigrams);
+    await search.refresh({ onProgress: options.onProgress, signal: options.signal });
+    return search;
+  }
+
+  #check() {
+    if (this.#closed) throw new Error('This SessionSearch is closed');
+  }
+
+  /** The sessions searched, in the listing's order. */
+  get sessions() {
+    this.#check();
+    return this.#sessions.slice();
+  }
+
+  /** `filterAndSortSessions(sessions, query, sort, nameFilter)`. */
+  search(query, sort = 'relevance', nameFilter = 'all') {
+    this.#check();
+    checkQuery(query);
+    checkChoice('sort', sort, SORTS);
+    checkChoice('nameFilter', nameFilter, NAME_FILTERS);
+    return runSearch(this.#index, this.#sessions, query, sort, nameFilter);
+  }
+
+  /** Lists again: appended, new and deleted files. */
+  async refresh({ onProgress, signal } = {}) {
+    this.#check();
+    if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError('onProgress must be a function');
+    const generation = ++this.#started;
+    const sessions = await listSessions(this.#source, onProgress, signal);
+    signal?.throwIfAborted();
+    if (this.#closed || generation < this.#applied) return;
+    indexSessions(this.#index, sessions);
+    this.#sessions = sessions;
+    this.#applied = generation;
+  }
+
+  /**
+   * For the tests: the sessions a token query matches, in order, with the
+   * scores `matchSession` gives them (or `{ throwsAt }`).
+   */
+  /** One search: no trigram filters (making them costs more than they save once). */
+  static [ONCE](options) {
+    return SessionSearch.#open(options, false);
+  }
+
+  [SCORES](query, nameFilter = 'all') {
+    this.#check();
+    const result = this.#index.search(query, false, nameFilter === 'named', true);
+    if (result.throwsAt != null) return { throwsAt: result.throwsAt };
+    return { sessions: Array.from(result.indices, (i) => this.#sessions[i]), scores: result.scores && Array.from(result.scores) };
+  }
+
+  /** Lets go of the sessions and their native texts; later calls throw. */
+  close() {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#sessions = [];
+    this.#index.close();
+  }
+}
+
+/**
+ * What pi's /resume shows for `query`: `filterAndSortSessions` over
+ * `list(cwd, sessionDir)` when `cwd` is given, else over `listAll(sessionDir)`.
+ */
+async function searchSessions(query, options = {}) {
+  checkQuery(query);
+  checkOptions(options);
+  const { sort = 'relevance', nameFilter = 'all', signal } = options;
+  checkChoice('sort', sort, SORTS);
+  checkChoice('nameFilter', nameFilter, NAME_FILTERS);
+  const search = await SessionSearch[ONCE](options);
+  try {
+    signal?.throwIfAborted();
+    return search.search(query, sort, nameFilter);
+  } finally {
+    search.close();
+  }
+}
+
+module.exports = { SessionSearch, searchSessions, SCORES };
