@@ -125,7 +125,8 @@ sm.appendMessage({ role: 'assistant', content: [{ type: 'text', text: 'reply' }]
 configureListing({ cacheDir });
 (async () => {
   await usageReport({ cwd: '/project', sessionDir: sessions, groupBy: 'day', timezone: 'UTC' });
-  for (let i = 0; i < 2000 && !fs.readdirSync(cacheDir).some((n) => n.startsWith('pi-session-native-usage')); i++) {
+  const written = () => fs.existsSync(cacheDir) && fs.readdirSync(cacheDir).some((n) => n.startsWith('pi-session-native-usage'));
+  for (let i = 0; i < 2000 && !written(); i++) {
     await new Promise((r) => setTimeout(r, 5));
   }
   await new Promise((r) => setTimeout(r, 50));
