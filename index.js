@@ -6,7 +6,6 @@ const { configureListing, findMostRecentSession } = require('./lib/listing.js');
 const { loadEntriesFromFile } = require('./lib/loader.js');
 const { getDefaultSessionDir } = require('./lib/paths.js');
 const { getSessionStats, getUsageCostBreakdown, usageReport } = require('./lib/stats.js');
-const { configureListing } = require('./lib/listing.js');
 const { checkSession, repairSession } = require('./lib/doctor.js');
 
 module.exports = {
