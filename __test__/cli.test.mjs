@@ -159,6 +159,41 @@ test("doctor --json and repair --dry-run --json are checkSession and repairSessi
 	assert.equal(ok(["doctor", "--json", fixedFile]).stdout.includes('"findings": []'), true);
 });
 
+test("stats --json is getSessionStats of the session; without one, usageReport", async () => {
+	assert.deepEqual(JSON.parse(ok(["stats", ID, "--json"]).stdout), json(ours.getSessionStats(fixedFile)));
+	// Default: this project, by model.
+	assert.deepEqual(JSON.parse(ok(["stats", "--json"]).stdout), json(await ours.usageReport({ cwd: world.project, groupBy: "model" })));
+	const all = JSON.parse(ok(["stats", "--all", "--json"]).stdout);
+	assert.deepEqual(all, json(await ours.usageReport({ groupBy: "model" })));
+	assert.equal(all.totals.sessions, 3, "the three sessions of both projects");
+	for (const by of ["day", "week", "month", "project", "session"]) {
+		const r = ok(["stats", "--all", "--by", by, "--tz", "UTC", "--since", "2026-01-03", "--until", "2026-01-04", "--json"]);
+		const expected = await ours.usageReport({ groupBy: by, timezone: "UTC", since: "2026-01-03", until: "2026-01-04" });
+		assert.deepEqual(JSON.parse(r.stdout), json(expected), `--by ${by}`);
+		assert.equal(expected.totals.sessions, 2, "--since leaves out the first session");
+	}
+});
+
+test("stats: human output has the session's totals, and a report's rows and total", async () => {
+	const stats = ours.getSessionStats(fixedFile);
+	const one = ok(["stats", ID]).stdout;
+	assert.match(one, new RegExp(`^total tokens\\s+${stats.tokens.total}$`, "m"));
+	assert.match(one, new RegExp(`^messages\\s+${stats.totalMessages} \\(${stats.userMessages} user, ${stats.assistantMessages} assistant`, "m"));
+	assert.match(one, /^anthropic\/claude-test\s+\d+\s+\$0\.0000$/m);
+	const report = await ours.usageReport({ groupBy: "project", timezone: "UTC" });
+	const lines = ok(["stats", "--all", "--by", "project", "--tz", "UTC"]).stdout.trimEnd().split("\n");
+	assert.match(lines[0], /^PROJECT\s+INPUT\s+OUTPUT\s+CACHE READ\s+CACHE WRITE\s+TOTAL\s+COST\s+SESSIONS$/);
+	assert.equal(lines.length, report.rows.length + 2);
+	report.rows.forEach((row, i) => {
+		const cells = lines[i + 1].split(/\s{2,}/);
+		assert.deepEqual(cells, [row.key, ...[row.input, row.output, row.cacheRead, row.cacheWrite, row.totalTokens].map((n) => n.toLocaleString("en-US")), `$${row.cost.toFixed(4)}`, String(row.sessions)]);
+	});
+	const t = report.totals;
+	assert.deepEqual(lines.at(-1).split(/\s{2,}/), ["total", ...[t.input, t.output, t.cacheRead, t.cacheWrite, t.totalTokens].map((n) => n.toLocaleString("en-US")), `$${t.cost.toFixed(4)}`, String(t.sessions)]);
+	// Columns line up: every line's SESSIONS column ends at the same place.
+	assert.equal(new Set(lines.map((l) => l.length)).size, 1, lines.join("\n"));
+});
+
 // --- human output: golden files ------------------------------------------------------
 
 // The same session with a fixed cwd, outside the agent dir: its bytes (and size) do not
@@ -176,6 +211,7 @@ const GOLDEN_COMMANDS = [
 	["context", ["context", goldenFile]],
 	["export-md", ["export", goldenFile]],
 	["doctor-clean", ["doctor", goldenFile]],
+	["stats", ["stats", goldenFile]],
 	["help", ["--help"]],
 ];
 
@@ -444,6 +480,11 @@ test("bad input: exit code and one line, no stack trace", () => {
 	oneLineError(runCli(world, ["info"]), 2, /missing <session>/);
 	oneLineError(runCli(world, ["info", "a", "b"]), 2, /unexpected argument 'b'/);
 	oneLineError(runCli(world, ["show", ID, "--tail", "x"]), 2, /--tail takes a whole number/);
+	oneLineError(runCli(world, ["stats", "--by", "nonsense"]), 2, /--by takes day, week, month, model, project, session, not 'nonsense'/);
+	oneLineError(runCli(world, ["stats", "--since", "yesterday"]), 2, /--since takes a date as YYYY-MM-DD/);
+	oneLineError(runCli(world, ["stats", "--all", "--until", "2024-02-30"]), 2, /until/);
+	oneLineError(runCli(world, ["stats", "--all", "--tz", "Mars/Olympus"]), 2, /time zone/i);
+	oneLineError(runCli(world, ["stats", ID, "--by", "day"]), 2, /--by is for a report across sessions/);
 	oneLineError(runCli(world, ["info", "nosuchid"]), 1, /No session found matching 'nosuchid'/);
 	oneLineError(runCli(world, ["info", "0198f3a2"]), 1, /matches 2 sessions/);
 	oneLineError(runCli(world, ["info", path.join(world.root, "missing.jsonl")]), 1, /no such file/);

@@ -1,16 +1,20 @@
 // The pi extension's listing module (extension/listing.mjs) without pi's TUI: the pacing of
 // progress calls (on a clock the test moves), the list/listAll signatures passed through to
 // this package, and installing on / restoring the reference's own SessionManager class (the
-// one pi's interactive mode calls). pi itself, under tmux, is in pi-tui.test.mjs.
+// one pi's interactive mode calls), and the data /usage shows against usageReport. pi
+// itself, under tmux, is in pi-tui.test.mjs.
 //
 //   node __test__/run.mjs __test__/extension.test.mjs
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import { createRequire } from "node:module";
 import path from "node:path";
 import { after, test } from "node:test";
 import { installNativeListing, nativeListing, PROGRESS_INTERVAL_MS, pacedProgress } from "../extension/listing.mjs";
 import { tempDir } from "./helpers/harness.mjs";
-import { writeCorpus } from "./helpers/pi-corpus.mjs";
+import { encodeCwd, sessionText, writeCorpus } from "./helpers/pi-corpus.mjs";
+import { periodStarts } from "../extension/usage.mjs";
+import { formatTokens } from "../extension/usage-view.mjs";
 import { ours } from "./helpers/ours.mjs";
 import { reference } from "./helpers/reference.mjs";
 
@@ -230,4 +234,101 @@ test("installNativeListing on the reference's class: pi's statics answered here,
 	assert.notEqual(again, null);
 	again();
 	assert.deepEqual(Object.getOwnPropertyDescriptor(PiSessionManager, "listAll"), original.listAll);
+});
+
+// --- /usage ----------------------------------------------------------------------------
+
+test("usage periods: today, the ISO week's Monday and the month's first day, in the given zone", () => {
+	// 2026-01-01 is a Thursday: the week began in the year before.
+	assert.deepEqual(periodStarts(new Date("2026-01-01T12:00:00Z"), "UTC"), { today: "2026-01-01", week: "2025-12-29", month: "2026-01-01" });
+	// A Sunday ends its week.
+	assert.deepEqual(periodStarts(new Date("2026-03-08T12:00:00Z"), "UTC"), { today: "2026-03-08", week: "2026-03-02", month: "2026-03-01" });
+	// 03:00 UTC on March 1 is still Saturday, February 28 in Los Angeles.
+	assert.deepEqual(periodStarts(new Date("2026-03-01T03:00:00Z"), "America/Los_Angeles"), { today: "2026-02-28", week: "2026-02-23", month: "2026-02-01" });
+	assert.deepEqual(periodStarts(new Date("2026-03-01T03:00:00Z"), "Asia/Tokyo"), { today: "2026-03-01", week: "2026-02-23", month: "2026-03-01" });
+});
+
+/** The extension's factory run against a recording stand-in for pi's ExtensionAPI. */
+async function loadExtension() {
+	const { default: piSessionNative } = await import("../extension/index.mjs");
+	const commands = new Map();
+	piSessionNative({ on() {}, registerCommand: (name, options) => commands.set(name, options) });
+	return commands;
+}
+
+/** Runs /usage with a ctx like pi's interactive one; resolves to what it showed. */
+async function runUsage(command) {
+	const notices = [];
+	let component;
+	let closed = false;
+	let renders = 0;
+	const ctx = {
+		mode: "tui",
+		hasUI: true,
+		ui: {
+			notify: (message, type) => notices.push({ message, type }),
+			custom: (factory) =>
+				new Promise((resolve) => {
+					component = factory({ requestRender: () => renders++ }, null, null, (value) => {
+						closed = true;
+						resolve(value);
+					});
+					// The user looks, switches to by project, and closes.
+					component.handleInput("\t");
+					component.handleInput("\x1b");
+				}),
+		},
+	};
+	await command.handler("", ctx);
+	return { notices, component, closed, renders };
+}
+
+// usageReport is beyond the reference's contract (helpers/ours.mjs): the package itself.
+const { usageReport } = createRequire(import.meta.url)("../index.js");
+
+// pi 1.6.0 itself (which extension/index.mjs imports) needs Node 22 (fs.globSync).
+const piLoads = typeof fs.globSync === "function" ? false : "pi 1.6.0 needs Node 22; run.mjs runs this file there too";
+
+test("/usage: registered, and shows usageReport's today, this week, this month, all time, by model and by project", { skip: piLoads }, async () => {
+	const { agentDir, cwd } = corpus("ext-usage");
+	// Sessions from now on top of the 2023 corpus, so the periods are not all empty.
+	const now = Date.now();
+	const folder = path.join(agentDir, "sessions", encodeCwd(cwd));
+	for (const [i, ago] of [60e3, 120e3].entries()) {
+		const id = `0199ffff-0000-7000-8000-${String(i).padStart(12, "0")}`;
+		const startMs = now - ago;
+		const file = path.join(folder, `${new Date(startMs).toISOString().replace(/[:.]/g, "-")}_${id}.jsonl`);
+		fs.writeFileSync(file, sessionText({ id, cwd, startMs, turns: 2 + i, title: `recent ${i}` }));
+	}
+	const commands = await loadExtension();
+	assert.ok(commands.has("usage"), "/usage is registered");
+	assert.match(commands.get("usage").description, /usage|tokens/i);
+	await withAgentDir(agentDir, async () => {
+		const shown = await runUsage(commands.get("usage"));
+		assert.deepEqual(shown.notices, []);
+		assert.ok(shown.closed, "Escape closes the view through done()");
+		assert.ok(shown.renders >= 1, "Tab asks pi to render again");
+		const data = shown.component.data;
+		// What usageReport gives for the same periods (the day cannot have turned since:
+		// the sessions written above are minutes old and counted today).
+		const starts = periodStarts(new Date(), Intl.DateTimeFormat().resolvedOptions().timeZone);
+		const expected = {
+			periods: [
+				{ label: "today", totals: (await usageReport({ groupBy: "day", since: starts.today })).totals },
+				{ label: "this week", totals: (await usageReport({ groupBy: "day", since: starts.week })).totals },
+				{ label: "this month", totals: (await usageReport({ groupBy: "day", since: starts.month })).totals },
+				{ label: "all time", totals: (await usageReport({ groupBy: "model" })).totals },
+			],
+			byModel: await usageReport({ groupBy: "model" }),
+			byProject: await usageReport({ groupBy: "project" }),
+		};
+		assert.deepEqual(data, expected);
+		assert.equal(data.periods[3].totals.sessions, 77, "all 75 + 2 sessions");
+		assert.ok(data.periods[0].totals.sessions >= 2, "today has the two recent sessions");
+		assert.equal(data.byProject.rows.length, 3);
+		// And the screen shows the all-time total.
+		const lines = shown.component.render(120);
+		const allTime = lines.find((l) => l.startsWith("all time"));
+		assert.ok(allTime?.includes(formatTokens(expected.periods[3].totals.totalTokens)), lines.join("\n"));
+	});
 });

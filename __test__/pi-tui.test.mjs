@@ -1,7 +1,8 @@
 // Real pi 1.6.0 (the devDependency's CLI on Node 22) under tmux, typed into with send-keys and
 // read with capture-pane: /resume and Tab to All show the same rows, page by page, in pi as
 // published, with this package as `pi -e <package dir>`, and installed with `pi install <dir>`;
-// a copy of the package without its .node leaves pi working, with one notice.
+// a copy of the package without its .node leaves pi working, with one notice; /usage
+// renders, with usageReport's all-time total.
 //
 // That the package answered is seen from outside: PI_SESSION_NATIVE_CACHE_DIR makes this
 // package's listing (and nothing of pi's) write its cache file there.
@@ -16,7 +17,9 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
+import { createRequire } from "node:module";
 import { writeCorpus } from "./helpers/pi-corpus.mjs";
+import { formatCost, formatTokens } from "../extension/usage-view.mjs";
 import { closePicker, NODE22, PI_CLI, PiWindow, readPicker, REPO_ROOT, tmuxUnavailable } from "./helpers/pi-tmux.mjs";
 
 const [major, minor] = process.versions.node.split(".").map(Number);
@@ -24,6 +27,8 @@ const skip =
 	major < 22 || (major === 22 && minor < 19)
 		? `pi needs Node >= 22.19 (this is ${process.version}); the Node 22 pass runs it`
 		: (tmuxUnavailable() ?? false);
+
+const { usageReport } = createRequire(import.meta.url)("../index.js");
 
 const FOLDERS = 3;
 const PER_FOLDER = 40;
@@ -144,5 +149,36 @@ test("without its native addon: pi lists as published, and says so once", { skip
 	assert.deepEqual(await resumeRows(win), baseline, "after /reload");
 	// /reload redraws pi's screen from scratch: a notice now would be a second one.
 	assert.equal(win.screen().split(NOTICE).length - 1, 0, "no second notice after /reload");
+	await win.command("/usage");
+	await win.waitFor((s) => s.includes("so /usage is not available"), { what: "/usage's notice" });
+	win.stop();
+});
+
+test("/usage: pi shows usage across sessions; its all-time total is usageReport's", { skip }, async () => {
+	const w = world("usage");
+	const win = await startPi(w, ["-e", REPO_ROOT]);
+	await win.command("/usage");
+	const screen = await win.waitFor((s) => (/^all time\s/m.test(s) && /tab by model/.test(s) ? s : null), { what: "the /usage view" });
+	const saved = process.env.PI_CODING_AGENT_DIR;
+	process.env.PI_CODING_AGENT_DIR = w.agentDir;
+	let report;
+	try {
+		report = await usageReport({ groupBy: "model" });
+	} finally {
+		if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR;
+		else process.env.PI_CODING_AGENT_DIR = saved;
+	}
+	assert.equal(report.totals.sessions, FOLDERS * PER_FOLDER);
+	const t = report.totals;
+	const allTime = screen.split("\n").find((l) => /^all time\s/.test(l));
+	assert.deepEqual(
+		allTime.split(/\s{2,}/),
+		["all time", ...[t.input, t.output, t.cacheRead, t.cacheWrite, t.totalTokens].map(formatTokens), formatCost(t.cost), formatTokens(t.sessions)],
+		screen,
+	);
+	// By model: the corpus has one model, its row the same total.
+	assert.match(screen, new RegExp(`^test-provider/test-model\\s+.*${formatTokens(t.totalTokens).replace(/[.$]/g, "\\$&")}`, "m"));
+	win.keys("Escape");
+	await win.waitFor((s) => !s.includes("tab by model"), { what: "the view to close" });
 	win.stop();
 });

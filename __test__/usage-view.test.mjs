@@ -1,4 +1,4 @@
-// extension/usage-view.mjs, the screen /usage will show once usageReport (issue 12) exists:
+// extension/usage-view.mjs, the screen of /usage (registered in extension/index.mjs):
 // rendered with pi's own pi-tui from the devDependency, on made-up reports.
 //
 //   node __test__/run.mjs __test__/usage-view.test.mjs

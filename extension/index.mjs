@@ -2,9 +2,12 @@
 // All) lists sessions through this package. pi's picker, rows and order stay
 // pi's; only SessionManager.list/listAll are answered natively, from
 // session_start to session_shutdown (which also comes before /reload).
+// /usage shows usage across sessions (usageReport) with pi's TUI components.
 import { createRequire } from "node:module";
 import { SessionManager } from "@earendil-works/pi-coding-agent";
 import { installNativeListing } from "./listing.mjs";
+import { usageData } from "./usage.mjs";
+import { UsageView } from "./usage-view.mjs";
 
 // Node's own require, not the extension loader's: the package is loaded as any
 // program loads it (the addon included) and stays loaded across /reload, and
@@ -46,6 +49,31 @@ export default function piSessionNative(pi) {
       return;
     }
     restore = installNativeListing(SessionManager, pkg.SessionManager);
+  });
+
+  pi.registerCommand("usage", {
+    description: "Tokens and cost across sessions: today, this week, this month, all time; by model and by project",
+    handler: async (_args, ctx) => {
+      const { pkg, error } = loadPackage();
+      if (error) {
+        ctx.ui.notify(`pi-session-native: its native addon did not load (${firstSentence(error)}), so /usage is not available.`, "warning");
+        return;
+      }
+      if (ctx.mode !== "tui") {
+        ctx.ui.notify("/usage needs pi's interactive mode", "error");
+        return;
+      }
+      let data;
+      try {
+        data = await usageData(pkg.usageReport);
+      } catch (failure) {
+        ctx.ui.notify(`/usage: ${firstSentence(failure)}`, "error");
+        return;
+      }
+      await ctx.ui.custom((tui, theme, _keybindings, done) =>
+        new UsageView(data, { theme, onClose: () => done(undefined), requestRender: () => tui.requestRender() }),
+      );
+    },
   });
 
   pi.on("session_shutdown", () => {

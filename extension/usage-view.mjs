@@ -1,7 +1,7 @@
 // The screen of /usage: usage across sessions (today, this week, this month, all time; by
 // model and by project), drawn with pi's TUI components from the `{ rows, totals }` reports
-// of this package's usageReport (issue 12). Not registered as a command yet: usageReport
-// does not exist on this branch, and this module computes nothing itself.
+// of this package's usageReport (issue 12), gathered by usage.mjs; this module computes
+// nothing itself. extension/index.mjs registers it as /usage.
 //
 // A report is `{ rows, totals }`; each row `{ key, input, output, cacheRead, cacheWrite,
 // totalTokens, cost, sessions }` and `totals` the same fields without `key`.
