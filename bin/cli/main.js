@@ -5,7 +5,7 @@ const { parseArgs } = require('util');
 const { CliError, usageError } = require('./output.js');
 
 // Order as in --help.
-const COMMANDS = ['ls', 'info', 'show', 'tree', 'context', 'path', 'export', 'rm', 'stats', 'doctor', 'repair'];
+const COMMANDS = ['ls', 'search', 'info', 'show', 'tree', 'context', 'path', 'export', 'rm', 'stats', 'doctor', 'repair'];
 
 const COMMON_OPTIONS = {
   'session-dir': { type: 'string' },

@@ -2,7 +2,28 @@
 const out = require('../output.js');
 const sessions = require('../sessions.js');
 
+/** The sessions as a table: modified, messages, (project), name or first message, short id. */
+function printSessions(list, all) {
+  const now = Date.now();
+  const columns = [
+    { title: 'MODIFIED', colour: 'dim' },
+    { title: 'MSGS', align: 'right' },
+    ...(all ? [{ title: 'PROJECT', colour: 'blue' }] : []),
+    { title: 'NAME / FIRST MESSAGE', flex: true },
+    { title: 'ID', colour: 'cyan' },
+  ];
+  const rows = list.map((s) => [
+    out.relativeTime(s.modified, now),
+    String(s.messageCount),
+    ...(all ? [s.cwd] : []),
+    s.name ? s.name : out.oneLine(s.firstMessage),
+    s.id.slice(0, 8),
+  ]);
+  process.stdout.write(`${out.table(rows, columns)}\n`);
+}
+
 module.exports = {
+  printSessions,
   usage: 'ls [--all] [--limit N] [--json]',
   summary: 'list sessions, newest first',
   help: [
@@ -24,22 +45,7 @@ module.exports = {
       process.stderr.write(`no sessions${values.all ? '' : ' in this project (--all for every project)'}\n`);
       return 0;
     }
-    const now = Date.now();
-    const columns = [
-      { title: 'MODIFIED', colour: 'dim' },
-      { title: 'MSGS', align: 'right' },
-      ...(values.all ? [{ title: 'PROJECT', colour: 'blue' }] : []),
-      { title: 'NAME / FIRST MESSAGE', flex: true },
-      { title: 'ID', colour: 'cyan' },
-    ];
-    const rows = list.map((s) => [
-      out.relativeTime(s.modified, now),
-      String(s.messageCount),
-      ...(values.all ? [s.cwd] : []),
-      s.name ? s.name : out.oneLine(s.firstMessage),
-      s.id.slice(0, 8),
-    ]);
-    process.stdout.write(`${out.table(rows, columns)}\n`);
+    printSessions(list, values.all);
     return 0;
   },
 };

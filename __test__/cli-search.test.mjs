@@ -1,0 +1,80 @@
+// pi-sessions search: the real bin as a child process, its --json against the
+// reference's own /resume search (filterAndSortSessions over the reference's listing)
+// on the same files, its table, and bad input.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import path from "node:path";
+import { after, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { fileNameFor, fixedSession, makeWorld, runCli, writeSession } from "./helpers/cli.mjs";
+import { REPO_ROOT, reference } from "./helpers/reference.mjs";
+
+const oracle = await import(
+	pathToFileURL(path.join(REPO_ROOT, "node_modules/@earendil-works/pi-coding-agent/dist/modes/interactive/components/session-selector-search.js")).href
+);
+
+const world = makeWorld("pi-cli-search-");
+after(() => world.cleanup());
+process.env.PI_CODING_AGENT_DIR = world.agentDir;
+
+const other = path.join(world.root, "elsewhere");
+fs.mkdirSync(other);
+const ids = [
+	"0198f3a2-5b6c-7d8e-9f00-000000000001",
+	"0198f3a2-5b6c-7d8e-9f00-000000000002",
+	"0198f3a2-5b6c-7d8e-9f00-000000000003",
+	"0198f3a2-5b6c-7d8e-9f00-000000000004",
+];
+const starts = ["2026-01-02T03:04:05.000Z", "2026-01-03T03:04:05.000Z", "2026-01-04T03:04:05.000Z", "2026-01-05T03:04:05.000Z"];
+for (let i = 0; i < ids.length; i++) {
+	const cwd = i === 3 ? other : world.project;
+	writeSession(
+		path.join(world.sessionDirOf(cwd), fileNameFor(starts[i], ids[i])),
+		fixedSession({ id: ids[i], cwd, start: Date.parse(starts[i]), name: i % 2 ? `Named ${i}` : undefined, extra: i <= 1 }),
+	);
+}
+
+const paths = (infos) => infos.map((s) => s.path);
+const QUERIES = ["listing", "files", '"list the"', "re:l[io]st", "0198f3a2", "named", "elsewhere", "re:(", "nothing-matches-this"];
+
+test("search --json is the reference's filterAndSortSessions over its listing, in the project and with --all", async () => {
+	const inProject = await reference.SessionManager.list(world.project);
+	const everywhere = await reference.SessionManager.listAll();
+	assert.equal(everywhere.length, 4);
+	for (const query of QUERIES) {
+		for (const sort of ["relevance", "recent", "threaded"]) {
+			for (const named of [false, true]) {
+				const flags = ["--sort", sort, ...(named ? ["--named"] : [])];
+				const nameFilter = named ? "named" : "all";
+				const here = runCli(world, ["search", query, "--json", ...flags]);
+				assert.equal(here.status, 0, here.stderr);
+				assert.deepEqual(paths(JSON.parse(here.stdout)), paths(oracle.filterAndSortSessions(inProject, query, sort, nameFilter)), `${query} ${flags}`);
+				const all = runCli(world, ["search", query, "--all", "--json", ...flags]);
+				assert.equal(all.status, 0, all.stderr);
+				assert.deepEqual(paths(JSON.parse(all.stdout)), paths(oracle.filterAndSortSessions(everywhere, query, sort, nameFilter)), `--all ${query} ${flags}`);
+			}
+		}
+	}
+});
+
+test("search prints the matching sessions as ls does, and says so when none match", () => {
+	const r = runCli(world, ["search", "named", "--all"], { env: { COLUMNS: "120" } });
+	assert.equal(r.status, 0, r.stderr);
+	const lines = r.stdout.trimEnd().split("\n");
+	assert.match(lines[0], /MODIFIED\s+MSGS\s+PROJECT\s+NAME \/ FIRST MESSAGE\s+ID/);
+	assert.ok(lines.some((l) => l.includes("Named 1") && l.includes("0198f3a2")), r.stdout);
+	const none = runCli(world, ["search", "nothing-matches-this"]);
+	assert.equal(none.status, 0);
+	assert.equal(none.stdout, "");
+	assert.match(none.stderr, /^no sessions match/);
+});
+
+test("search: bad input is one line and exit 2", () => {
+	for (const args of [["search"], ["search", "x", "--sort", "oldest"], ["search", "x", "--limit", "-1"], ["search", "x", "--nope"]]) {
+		const r = runCli(world, args);
+		assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+		const lines = r.stderr.split("\n").filter(Boolean);
+		assert.equal(lines.length, 1, r.stderr);
+		assert.match(lines[0], /^pi-sessions: /);
+	}
+});

@@ -1,0 +1,61 @@
+'use strict';
+const { searchSessions } = require('../../../index.js');
+const out = require('../output.js');
+const sessions = require('../sessions.js');
+const { printSessions } = require('./ls.js');
+
+const SORTS = ['relevance', 'recent', 'threaded'];
+
+module.exports = {
+  usage: 'search <query> [--all] [--sort S] [--named] [--json]',
+  summary: "search sessions as pi's /resume does",
+  details:
+    'Words match names, ids, message text and the cwd; "quoted phrases" match as written;\n' +
+    're:<pattern> is a JavaScript regular expression (case-insensitive).',
+  help: [
+    ['--all', 'every project, not only the current one'],
+    ['--sort S', 'relevance (default), recent or threaded, as in /resume'],
+    ['--named', 'named sessions only'],
+    ['--limit N', 'the first N results only'],
+    ['--json', 'the SessionInfo[] of searchSessions'],
+  ],
+  positionals: { min: 1, max: Infinity, name: '<query>' },
+  options: {
+    all: { type: 'boolean' },
+    sort: { type: 'string' },
+    named: { type: 'boolean' },
+    limit: { type: 'string', short: 'n' },
+    json: { type: 'boolean' },
+  },
+  async run(values, positionals) {
+    const query = positionals.join(' ');
+    const sort = values.sort ?? 'relevance';
+    if (!SORTS.includes(sort)) throw out.usageError(`search: --sort must be one of ${SORTS.join(', ')}`);
+    const limit = out.intOption(values, 'limit');
+    const ctx = sessions.context(values);
+    const bar = out.progress('Searching sessions');
+    let found;
+    try {
+      found = await searchSessions(query, {
+        cwd: values.all ? undefined : ctx.cwd,
+        sessionDir: ctx.sessionDir,
+        sort,
+        nameFilter: values.named ? 'named' : 'all',
+        onProgress: (done, total) => bar.update(done, total),
+      });
+    } finally {
+      bar.done();
+    }
+    if (limit !== undefined) found = found.slice(0, limit);
+    if (values.json) {
+      out.printJson(found);
+      return 0;
+    }
+    if (found.length === 0) {
+      process.stderr.write(`no sessions match${values.all ? '' : ' in this project (--all for every project)'}\n`);
+      return 0;
+    }
+    printSessions(found, values.all);
+    return 0;
+  },
+};
