@@ -108,11 +108,11 @@ test("getDefaultSessionDir: the folder for a cwd, made on demand, under an agent
 	try {
 		same("getDefaultSessionDir(cwd) with PI_CODING_AGENT_DIR", (m, dir) => {
 			process.env.PI_CODING_AGENT_DIR = path.join(dir, "from-env");
-			return m.getDefaultSessionDir("/work/x");
+			return m.getDefaultSessionDir("/home/user/x");
 		});
 		same("getDefaultSessionDir(cwd, undefined) with PI_CODING_AGENT_DIR", (m, dir) => {
 			process.env.PI_CODING_AGENT_DIR = path.join(dir, "from-env");
-			return m.getDefaultSessionDir("/work/x", undefined);
+			return m.getDefaultSessionDir("/home/user/x", undefined);
 		});
 	} finally {
 		if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR;

@@ -249,7 +249,7 @@ test("getSessionStats and getUsageCostBreakdown equal pi's loops over getEntries
 			const odd = rng.bool(0.6);
 			const fatal = rng.bool(0.2);
 			const file = path.join(dir, `s${s}.jsonl`);
-			writeSession(file, rng, { odd, fatal, count: 1 + rng.int(60), cwd: "/work/p" });
+			writeSession(file, rng, { odd, fatal, count: 1 + rng.int(60), cwd: "/home/user/p" });
 			const ref = RefSM.open(file);
 			const expectedStats = outcome(() => referenceStats(ref));
 			const expectedBreakdown = outcome(() => usageTotals.getUsageCostBreakdown(ref.getEntries()));
@@ -290,8 +290,8 @@ test("getSessionStats and getUsageCostBreakdown equal pi's loops over getEntries
 });
 
 test("getSessionStats of an in-memory manager and of files that are not sessions", () => {
-	const mine = ours.SessionManager.inMemory("/work/p");
-	const ref = RefSM.inMemory("/work/p");
+	const mine = ours.SessionManager.inMemory("/home/user/p");
+	const ref = RefSM.inMemory("/home/user/p");
 	const usage = { input: 1, output: 2, cacheRead: 3, cacheWrite: 4, totalTokens: 10, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.25 } };
 	for (const sm of [mine, ref]) {
 		sm.appendMessage({ role: "user", content: "hi", timestamp: 1 });
@@ -427,7 +427,7 @@ test("usageReport groups pi's usage by day, week, month, session, model and proj
 		fs.mkdirSync(folder, { recursive: true });
 		for (let i = 0; i < 12; i++) {
 			const file = path.join(folder, `2024-03-0${1 + (i % 9)}T00-00-00-000Z_${i}.jsonl`);
-			writeSession(file, rng, { odd: rng.bool(0.5), fatal: false, count: 1 + rng.int(40), cwd: rng.pick(["/work/a", "/work/b", "/work/c"]) });
+			writeSession(file, rng, { odd: rng.bool(0.5), fatal: false, count: 1 + rng.int(40), cwd: rng.pick(["/home/user/a", "/home/user/b", "/home/user/c"]) });
 			files.push(file);
 		}
 	}
@@ -447,9 +447,9 @@ test("usageReport groups pi's usage by day, week, month, session, model and proj
 					const options = { groupBy, timezone, since, until };
 					const label = `${JSON.stringify(options)} round ${round}`;
 					compareReports(await ours.usageReport(options), expectedReport(all, options), `listAll ${label}`);
-					const one = await RefSM.list("/work/a", folders[1]);
+					const one = await RefSM.list("/home/user/a", folders[1]);
 					compareReports(
-						await ours.usageReport({ ...options, cwd: "/work/a", sessionDir: folders[1] }),
+						await ours.usageReport({ ...options, cwd: "/home/user/a", sessionDir: folders[1] }),
 						expectedReport(one, options),
 						`list(cwd, dir) ${label}`,
 					);
@@ -461,7 +461,7 @@ test("usageReport groups pi's usage by day, week, month, session, model and proj
 				fs.appendFileSync(file, `${appended.join("\n")}\n${round === 1 ? appended[0].slice(0, 20) : ""}`);
 			}
 			const added = path.join(folders[0], `2024-04-0${round}T00-00-00-000Z_new.jsonl`);
-			writeSession(added, rng, { odd: false, fatal: false, count: 10, cwd: "/work/a" });
+			writeSession(added, rng, { odd: false, fatal: false, count: 10, cwd: "/home/user/a" });
 			fs.rmSync(files[files.length - 1 - round]);
 		}
 	} finally {

@@ -3,7 +3,7 @@
 // (`pi -e <package dir>`), side by side: from Enter on /resume to the whole list on screen.
 // A benchmark, not a test (no timing is asserted anywhere).
 //
-//   PI_BENCH_DATA=/work/bench-data node benchmark/pi-resume.mjs            listing-10k, 3 samples
+//   PI_BENCH_DATA=/path/to/bench-data node benchmark/pi-resume.mjs            listing-10k, 3 samples
 //   node benchmark/pi-resume.mjs --samples 5 --data listing-5k
 //   node benchmark/pi-resume.mjs --quick                                    1,000 generated sessions
 //   options: --sides published,package,cached   --no-second-all   --published-second-all
