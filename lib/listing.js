@@ -546,7 +546,20 @@ async function list(cwd, sessionDir, onProgress, signal) {
   const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
   const filterCwd = sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
   const resolvedCwd = paths.resolvePath(cwd);
-  const include = filterCwd ? (s) => sessionCwdMatches(s.cwd, resolvedCwd) : undefined;
+  // Sessions of a folder mostly share a few cwds: each absolute one (which
+  // resolves the same whatever the process's cwd) is resolved once per call.
+  const matches = new Map();
+  const include = filterCwd
+    ? (s) => {
+        if (typeof s.cwd !== 'string' || !path.isAbsolute(s.cwd)) return sessionCwdMatches(s.cwd, resolvedCwd);
+        let match = matches.get(s.cwd);
+        if (match === undefined) {
+          match = sessionCwdMatches(s.cwd, resolvedCwd);
+          matches.set(s.cwd, match);
+        }
+        return match;
+      }
+    : undefined;
   const sessions = await listSessionsFromDir(dir, onProgress, signal, include);
   return sortSessionInfos(include ? sessions.filter(include) : sessions);
 }
