@@ -19,8 +19,9 @@ const INSTALLED = Symbol.for("pi-session-native.listing");
  * re-renders on every call (a call per file, a sorted partial list every 10
  * or 100 files), which costs far more than a native listing; so calls are
  * passed on at most every `intervalMs`: the first call, the first one that
- * carries a list and the last one (`loaded === total`) at once, the others
- * merged into the next, the newest partial list with them; after a call that
+ * carries a list and the last one (`loaded === total`, without its list: the
+ * listing's result follows) at once, the others merged into the next, the
+ * newest partial list with them; after a call that
  * took d ms, the next waits at least `costFactor * d` ms. A call held back is
  * delivered by a timer if no other comes. `stop()` drops what is held.
  */
@@ -38,7 +39,9 @@ export function pacedProgress(onProgress, options = {}) {
   let timer = null;
   let stopped = false;
   const hand = (loaded, total) => {
-    const list = latestList;
+    // The last call's list is the listing's result, which follows at once: handed
+    // here too, the picker would build its tree of every session twice in a row.
+    const list = loaded >= total ? undefined : latestList;
     latestList = undefined;
     held = null;
     if (timer !== null) {
