@@ -81,3 +81,26 @@ test("the view: periods, by model, Tab to by project, scrolling, Escape closes",
 	view.handleInput("\x1b");
 	assert.equal(closed, 1);
 });
+
+test("the view opens before its data: reading progress, then the data, or the error; Escape closes meanwhile", () => {
+	let closed = 0;
+	let renders = 0;
+	const view = new UsageView(null, { onClose: () => closed++, requestRender: () => renders++ });
+	assert.match(view.render(80).join("\n"), /Reading sessions…/);
+	view.setProgress(1, 10000);
+	view.setProgress(2, 10000); // within 100 ms of the last: not drawn again
+	assert.equal(renders, 1);
+	assert.match(view.render(80).join("\n"), /Reading sessions… 2 of 10,000/);
+	view.setProgress(10000, 10000); // the last: drawn
+	assert.equal(renders, 2);
+	view.handleInput("\t"); // nothing to switch yet
+	assert.equal(renders, 2);
+	view.setData(data);
+	assert.equal(renders, 3);
+	assert.ok(view.render(160).join("\n").includes("All time"));
+	const failing = new UsageView(null, { onClose: () => closed++ });
+	failing.setError("cannot read /nowhere");
+	assert.match(failing.render(80).join("\n"), /\/usage: cannot read \/nowhere/);
+	failing.handleInput("\x1b");
+	assert.equal(closed, 1);
+});

@@ -63,16 +63,26 @@ export default function piSessionNative(pi) {
         ctx.ui.notify("/usage needs pi's interactive mode", "error");
         return;
       }
-      let data;
-      try {
-        data = await usageData(pkg.usageReport);
-      } catch (failure) {
-        ctx.ui.notify(`/usage: ${firstSentence(failure)}`, "error");
-        return;
-      }
-      await ctx.ui.custom((tui, theme, _keybindings, done) =>
-        new UsageView(data, { theme, onClose: () => done(undefined), requestRender: () => tui.requestRender() }),
-      );
+      // The view opens at once and fills when the reports are in (the first one reads
+      // every session file not in the accounting cache); closing it stops the reading.
+      const reading = new AbortController();
+      await ctx.ui.custom((tui, theme, _keybindings, done) => {
+        const view = new UsageView(null, {
+          theme,
+          onClose: () => {
+            reading.abort();
+            done(undefined);
+          },
+          requestRender: () => tui.requestRender(),
+        });
+        usageData(pkg.usageReport, { signal: reading.signal, onProgress: (loaded, total) => view.setProgress(loaded, total) }).then(
+          (data) => view.setData(data),
+          (failure) => {
+            if (!reading.signal.aborted) view.setError(firstSentence(failure));
+          },
+        );
+        return view;
+      });
     },
   });
 

@@ -75,6 +75,8 @@ const VIEWS = [
  * /usage's component for `ctx.ui.custom((tui, theme, keybindings, done) => ...)`: the
  * periods' totals on top, then one breakdown (Tab switches by model / by project; ↑/↓
  * scroll it); Escape or q closes (`onClose`). At most `maxRows` breakdown rows at a time.
+ * `data` may be null at first: the view opens at once and says how far the reading is
+ * (`setProgress`) until `setData` (or `setError`) comes.
  */
 export class UsageView {
 	constructor(data, { theme, onClose, requestRender = () => {}, maxRows = 15 }) {
@@ -97,8 +99,37 @@ export class UsageView {
 		return text;
 	}
 
+	setData(data) {
+		this.data = data;
+		this.requestRender();
+	}
+
+	setProgress(loaded, total) {
+		this.progress = { loaded, total };
+		// A call per file: the screen follows ten times a second.
+		const now = performance.now();
+		if (loaded < total && now - (this.progressShownAt ?? -Infinity) < 100) return;
+		this.progressShownAt = now;
+		this.requestRender();
+	}
+
+	setError(message) {
+		this.error = message;
+		this.requestRender();
+	}
+
 	render(width) {
 		const style = (kind, text) => this.style(kind, text);
+		if (!this.data) {
+			const progress = this.progress?.total ? ` ${formatTokens(this.progress.loaded)} of ${formatTokens(this.progress.total)}` : "";
+			return [
+				truncateToWidth(style("title", "Usage across sessions"), width, ""),
+				"",
+				truncateToWidth(this.error ? `/usage: ${this.error}` : style("dim", `Reading sessions…${progress}`), width, ""),
+				"",
+				truncateToWidth(style("dim", "esc close"), width, ""),
+			];
+		}
 		const view = VIEWS[this.view];
 		const report = view.report(this.data);
 		const rows = report.rows.slice(this.offset, this.offset + this.maxRows).map((r) => ({ ...r, label: r.key }));
@@ -117,11 +148,12 @@ export class UsageView {
 	}
 
 	handleInput(data) {
-		const rows = VIEWS[this.view].report(this.data).rows.length;
 		if (matchesKey(data, "escape") || data === "q") {
 			this.onClose?.();
 			return;
 		}
+		if (!this.data) return;
+		const rows = VIEWS[this.view].report(this.data).rows.length;
 		if (matchesKey(data, "tab")) {
 			this.view = (this.view + 1) % VIEWS.length;
 			this.offset = 0;

@@ -25,11 +25,12 @@ export function periodStarts(now, timeZone) {
 /**
  * `{ periods: [{ label, totals }], byModel, byProject }` for UsageView, from
  * `usageReport` (this package's). One report after the other: they share the scan.
+ * `onProgress(loaded, total)` is usageReport's, for each report in turn.
  */
-export async function usageData(usageReport, { now = new Date(), timezone, sessionDir, signal } = {}) {
+export async function usageData(usageReport, { now = new Date(), timezone, sessionDir, signal, onProgress } = {}) {
 	const timeZone = timezone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
 	const starts = periodStarts(now, timeZone);
-	const base = { sessionDir, timezone: timeZone, signal };
+	const base = { sessionDir, timezone: timeZone, signal, onProgress };
 	const periods = [];
 	for (const [label, since] of [
 		["today", starts.today],
