@@ -161,14 +161,20 @@ function sessionInfo(file, summary, stats) {
 const folderInfos = new Map();
 
 /**
- * The scanner's token of the file version each SessionInfo was built from,
- * for the search (lib/search.js), which finds its texts in the native
- * listing cache by (path, token).
+ * The scanner's token of the file version each SessionInfo of a folder's
+ * last complete listing was built from, for the search (lib/search.js), which
+ * finds its texts in the native listing cache by (path, token); an info of an
+ * earlier listing has none (0) and hands its own texts over. Maps by folder
+ * and path, not a WeakMap by info: 5,000 new weak keys per listing cost the
+ * garbage collector more than the listing's other work.
  */
-const infoTokens = new WeakMap();
+const handedTokens = new Map();
 
 function listingToken(info) {
-  return infoTokens.get(info) ?? 0;
+  const file = info?.path;
+  if (typeof file !== 'string') return 0;
+  const handed = handedTokens.get(path.dirname(file))?.get(file);
+  return handed !== undefined && handed.info === info ? handed.token : 0;
 }
 
 /** A fresh SessionInfo equal to a cached one (strings are shared; they are immutable). */
@@ -239,6 +245,9 @@ function loadInfos(source, onLoaded, signal, onStart) {
   // What this listing holds from the last ones, and what it builds for the next.
   const held = dirs.map((dir) => folderInfos.get(dir) ?? new Map());
   const fresh = dirs.map(() => new Map());
+  // The infos handed out, by path, under their folder as path.dirname gives it.
+  const handed = dirs.map(() => new Map());
+  const noteToken = (folder, info, token) => handed[folder].set(info.path, { info, token });
   let knownCount = 0;
   for (const map of held) knownCount += map.size;
   const known = new Float64Array(knownCount);
@@ -260,7 +269,10 @@ function loadInfos(source, onLoaded, signal, onStart) {
       settled = true;
       signal?.removeEventListener('abort', onAbort);
       if (error === undefined) {
-        dirs.forEach((dir, i) => folderInfos.set(dir, fresh[i]));
+        dirs.forEach((dir, i) => {
+          folderInfos.set(dir, fresh[i]);
+          handedTokens.set(path.dirname(path.join(dir, 'x')), handed[i]);
+        });
         resolve({ results, names });
       } else {
         handle?.cancel();
@@ -349,7 +361,7 @@ function loadInfos(source, onLoaded, signal, onStart) {
       fresh[folder].set(token, cached);
       if (names) names[index] = cached.name;
       const info = cached.info && copyInfo(cached);
-      if (info) infoTokens.set(info, token);
+      if (info) noteToken(folder, info, token);
       return deliver(info, placeOfIndex(index));
     };
     const onResult = (result) => {
@@ -385,7 +397,7 @@ function loadInfos(source, onLoaded, signal, onStart) {
         const discovered = candidates ? candidates.mtimeMs[index] : Number.NaN;
         const mtimeMs = Number.isNaN(discovered) ? result.mtimeMs : discovered;
         info = tryInfo(file, result.summary, { mtime: new Date(Math.round(mtimeMs)) });
-        if (info) infoTokens.set(info, result.token);
+        if (info) noteToken(folder, info, result.token);
         const header = result.summary.header;
         fresh[folder].set(result.token, { info: info && copyInfo({ info, header }), header, name });
       } else if (result.token) {
