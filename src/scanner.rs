@@ -194,10 +194,36 @@ impl CachedUsage {
 }
 
 fn checksum(bytes: &[u8]) -> u64 {
-    // FNV-1a: enough to tell a torn or foreign file from ours.
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-    })
+    // Enough to tell a torn or foreign file from ours, at memory speed: xxh64's
+    // round on four lanes of 8-byte words (FNV-1a a byte at a time took a fifth
+    // of a second of each load of a 100 MB cache file). A file an earlier
+    // version wrote fails this check and is rebuilt once.
+    const P1: u64 = 0x9e37_79b1_85eb_ca87;
+    const P2: u64 = 0xc2b2_ae3d_27d4_eb4f;
+    let round = |acc: u64, word: u64| {
+        acc.wrapping_add(word.wrapping_mul(P2))
+            .rotate_left(31)
+            .wrapping_mul(P1)
+    };
+    let word = |w: &[u8]| {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        u64::from_le_bytes(b)
+    };
+    let mut lanes = [P1.wrapping_add(P2), P2, 0, P1.wrapping_neg()];
+    let mut blocks = bytes.chunks_exact(32);
+    for block in &mut blocks {
+        for (lane, w) in lanes.iter_mut().zip(block.chunks_exact(8)) {
+            *lane = round(*lane, word(w));
+        }
+    }
+    let mut h = lanes
+        .iter()
+        .fold(bytes.len() as u64, |h, &lane| round(h, lane));
+    for &b in blocks.remainder() {
+        h = round(h, b as u64);
+    }
+    h ^ (h >> 29)
 }
 
 impl CacheEntry {
@@ -1071,6 +1097,21 @@ mod tests {
         assert!(cache.get(&elsewhere).is_some());
         fs::remove_dir_all(&dir).unwrap();
         fs::remove_dir_all(elsewhere.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn checksum_tells_every_flipped_bit_and_the_length() {
+        let data: Vec<u8> = (0..100u32).map(|i| (i * 37 % 251) as u8).collect();
+        let sum = checksum(&data);
+        for i in 0..data.len() {
+            for bit in 0..8 {
+                let mut changed = data.clone();
+                changed[i] ^= 1 << bit;
+                assert_ne!(checksum(&changed), sum, "byte {i} bit {bit}");
+            }
+        }
+        assert_ne!(checksum(&data[..99]), sum);
+        assert_ne!(checksum(&[0; 40]), checksum(&[0; 41]));
     }
 
     #[test]
