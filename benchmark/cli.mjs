@@ -9,8 +9,9 @@
 // Per command and mode, N samples of a child process: `cold` starts with no
 // cache file (the OS page cache is warm: one untimed run first), `warm` with the
 // cache primed by one untimed run. Several --bin are run interleaved, sample by
-// sample (A/B in the same minute). Peak RSS is the child's own maxRSS, read at
-// its exit by a preloaded module (lib/cli-rss.cjs). Every run's stdout must be
+// sample (A/B in the same minute). Peak RSS and CPU time (user + system, all
+// threads: less moved by the machine's load than the wall time) are the
+// child's own, read at its exit by a preloaded module (lib/cli-rss.cjs). Every run's stdout must be
 // the same for a command, whatever the mode or bin (else the run fails); of a
 // table, its last column (the ids), as relative times move on.
 import { spawnSync } from "node:child_process";
@@ -96,7 +97,8 @@ function run(bin, command) {
         .map((line) => line.trimEnd().split(" ").at(-1))
         .join("\n")
     : stdout;
-  return { ms, rssMB: Number(fs.readFileSync(rssFile, "utf8")) / 1024, hash: createHash("sha256").update(checked).digest("hex"), bytes: stdout.length };
+  const [rssKB, cpuUs] = fs.readFileSync(rssFile, "utf8").split(" ").map(Number);
+  return { ms, rssMB: rssKB / 1024, cpuMs: cpuUs / 1000, hash: createHash("sha256").update(checked).digest("hex"), bytes: stdout.length };
 }
 
 const median = (xs) => {
@@ -140,10 +142,11 @@ for (const command of COMMANDS) {
         min: Math.min(...ms),
         max: Math.max(...ms),
         rss: median(xs.map((x) => x.rssMB)),
+        cpu: median(xs.map((x) => x.cpuMs)),
         bytes: xs[0].bytes,
       });
       const r = rows.at(-1);
-      console.log(`${r.command.padEnd(28)} ${mode} ${r.bin}: ${r.median.toFixed(0)} ms (${r.min.toFixed(0)}-${r.max.toFixed(0)}), RSS ${r.rss.toFixed(0)} MB`);
+      console.log(`${r.command.padEnd(28)} ${mode} ${r.bin}: ${r.median.toFixed(0)} ms (${r.min.toFixed(0)}-${r.max.toFixed(0)}), CPU ${r.cpu.toFixed(0)} ms, RSS ${r.rss.toFixed(0)} MB`);
     }
   }
 }
@@ -158,10 +161,10 @@ const lines = [
   `${loadBefore.map((l) => l.toFixed(2)).join(" ")} before, ${loadAfter.map((l) => l.toFixed(2)).join(" ")} after; ${os.cpus().length} CPUs, Node ${process.version}.`,
   "cold: no cache file (page cache warm); warm: the persistent listing cache primed.",
   "",
-  "| command | mode | bin | median ms | min-max ms | peak RSS MB | stdout bytes |",
-  "|---|---|---|---:|---:|---:|---:|",
+  "| command | mode | bin | median ms | min-max ms | CPU ms (median) | peak RSS MB | stdout bytes |",
+  "|---|---|---|---:|---:|---:|---:|---:|",
   ...rows.map(
-    (r) => `| \`${r.command}\` | ${r.mode} | ${r.bin} | ${r.median.toFixed(0)} | ${r.min.toFixed(0)}-${r.max.toFixed(0)} | ${r.rss.toFixed(0)} | ${r.bytes} |`,
+    (r) => `| \`${r.command}\` | ${r.mode} | ${r.bin} | ${r.median.toFixed(0)} | ${r.min.toFixed(0)}-${r.max.toFixed(0)} | ${r.cpu.toFixed(0)} | ${r.rss.toFixed(0)} | ${r.bytes} |`,
   ),
   "",
 ];

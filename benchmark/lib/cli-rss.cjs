@@ -1,8 +1,10 @@
 'use strict';
 // Preloaded into a benchmarked `pi-sessions` (benchmark/cli.mjs): writes the
-// process's peak RSS (KB) to PI_BENCH_RSS_FILE at exit.
+// process's peak RSS (KB) and CPU time (user + system, µs, every thread) to
+// PI_BENCH_RSS_FILE at exit.
 const fs = require('fs');
 process.on('exit', () => {
   const file = process.env.PI_BENCH_RSS_FILE;
-  if (file) fs.writeFileSync(file, String(process.resourceUsage().maxRSS));
+  const usage = process.resourceUsage();
+  if (file) fs.writeFileSync(file, `${usage.maxRSS} ${usage.userCPUTime + usage.systemCPUTime}`);
 });
