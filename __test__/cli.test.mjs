@@ -246,6 +246,52 @@ test("ls: aligned columns fitted to COLUMNS, newest first (golden ls.txt)", () =
 	}
 });
 
+test("listing cache: $XDG_CACHE_HOME/pi-session-native by default (0700, file 0600), moved by PI_SESSION_NATIVE_CACHE_DIR, off when it is empty or with --no-cache", () => {
+	const w = makeWorld("pi-cli-cache-");
+	try {
+		writeSession(path.join(w.sessionDir, fileNameFor(START, ID)), fixedSession({ id: ID, cwd: w.project, name: "Listing files" }));
+		writeSession(
+			path.join(w.sessionDirOf(otherProject), fileNameFor("2026-01-04T00:00:00.000Z", OTHER)),
+			fixedSession({ id: OTHER, cwd: otherProject, extra: false }),
+		);
+		const cacheFiles = (dir) => (fs.existsSync(dir) ? fs.readdirSync(dir).filter((n) => n.endsWith(".bin")).sort() : []);
+		const mode = (p) => fs.statSync(p).mode & 0o777;
+		const run = (args, env) => {
+			const r = runCli(w, args, { env });
+			assert.equal(r.status, 0, r.stderr);
+			assert.equal(r.stderr, "");
+			return r.stdout;
+		};
+		const byDefault = path.join(w.root, "cache", "pi-session-native");
+		const commands = [["ls", "--all"], ["ls", "--all", "--json"], ["ls"], ["search", "files", "--all"], ["stats", "--all"], ["stats", "--all", "--json"]];
+		const first = commands.map((args) => run(args));
+		assert.equal(mode(byDefault), 0o700);
+		assert.deepEqual(cacheFiles(byDefault), ["pi-session-native-listing.v4.bin", "pi-session-native-usage.v1.bin"]);
+		for (const name of cacheFiles(byDefault)) assert.equal(mode(path.join(byDefault, name)), 0o600, name);
+		// A second run answers from the cache, with the same output.
+		assert.deepEqual(commands.map((args) => run(args)), first);
+		// Without XDG_CACHE_HOME: ~/.cache.
+		run(["ls", "--all"], { XDG_CACHE_HOME: "" });
+		assert.deepEqual(cacheFiles(path.join(w.root, ".cache", "pi-session-native")), ["pi-session-native-listing.v4.bin"]);
+		const moved = path.join(w.root, "elsewhere");
+		assert.deepEqual(commands.map((args) => run(args, { PI_SESSION_NATIVE_CACHE_DIR: moved })), first);
+		assert.deepEqual(cacheFiles(moved), ["pi-session-native-listing.v4.bin", "pi-session-native-usage.v1.bin"]);
+		// Off: nothing written anywhere.
+		const off = path.join(w.root, "off");
+		assert.deepEqual(commands.map((args) => run(args, { PI_SESSION_NATIVE_CACHE_DIR: "", XDG_CACHE_HOME: off })), first);
+		assert.deepEqual(commands.map((args) => run([...args, "--no-cache"], { XDG_CACHE_HOME: off })), first);
+		assert.equal(fs.existsSync(off), false);
+		// A folder inside pi's session folders is refused with a warning; the listing still answers.
+		const inside = runCli(w, ["ls", "--all"], { env: { PI_SESSION_NATIVE_CACHE_DIR: path.join(w.agentDir, "sessions", "cache") } });
+		assert.equal(inside.status, 0);
+		assert.equal(inside.stdout, first[0]);
+		assert.match(inside.stderr, /^pi-sessions: no listing cache: .*must not be inside/);
+		assert.equal(fs.existsSync(path.join(w.agentDir, "sessions", "cache")), false);
+	} finally {
+		w.cleanup();
+	}
+});
+
 test("colour: FORCE_COLOR forces it, NO_COLOR and pipes have none", () => {
 	assert.match(ok(["tree", ID], { env: { FORCE_COLOR: "1" } }).stdout, /\x1b\[36m/);
 	assert.doesNotMatch(ok(["tree", ID], { env: { NO_COLOR: "1" } }).stdout, /\x1b\[/);

@@ -124,7 +124,7 @@ function findById(cwd, id, sessionDir) {
 }
 
 /** Turns a native summary into the reference's SessionInfo. */
-function sessionInfo(file, summary, stats) {
+function sessionInfo(file, summary, stats, texts = true) {
   const header = JSON.parse(summary.header);
   let lastActivity = summary.lastActivity ?? undefined;
   for (const raw of summary.unparsedTimes) {
@@ -148,7 +148,7 @@ function sessionInfo(file, summary, stats) {
     modified,
     messageCount: summary.messageCount,
     firstMessage: (summary.firstMessage ?? JSON.parse(summary.firstMessageLiteral)) || '(no messages)',
-    allMessagesText: summary.allMessagesText ?? JSON.parse(summary.allMessagesTextLiteral),
+    ...(texts && { allMessagesText: summary.allMessagesText ?? JSON.parse(summary.allMessagesTextLiteral) }),
   };
 }
 
@@ -194,9 +194,9 @@ function copyInfo({ info, header }) {
 }
 
 /** The reference's buildSessionInfo returns null where building the info throws. */
-function tryInfo(file, summary, stats) {
+function tryInfo(file, summary, stats, texts) {
   try {
-    return sessionInfo(file, summary, stats);
+    return sessionInfo(file, summary, stats, texts);
   } catch {
     return null;
   }
@@ -242,8 +242,11 @@ function loadInfos(source, onLoaded, signal, onStart) {
   signal?.throwIfAborted();
   applyCacheDir();
   const dirs = source.dirs ?? [source.dir];
+  // Without texts (`source.texts === false`), infos are neither answered from
+  // nor kept for the full listings.
+  const texts = source.texts !== false;
   // What this listing holds from the last ones, and what it builds for the next.
-  const held = dirs.map((dir) => folderInfos.get(dir) ?? new Map());
+  const held = dirs.map((dir) => (texts && folderInfos.get(dir)) || new Map());
   const fresh = dirs.map(() => new Map());
   // The infos handed out, by path, under their folder as path.dirname gives it.
   const handed = dirs.map(() => new Map());
@@ -269,10 +272,12 @@ function loadInfos(source, onLoaded, signal, onStart) {
       settled = true;
       signal?.removeEventListener('abort', onAbort);
       if (error === undefined) {
-        dirs.forEach((dir, i) => {
-          folderInfos.set(dir, fresh[i]);
-          handedTokens.set(path.dirname(path.join(dir, 'x')), handed[i]);
-        });
+        if (texts) {
+          dirs.forEach((dir, i) => {
+            folderInfos.set(dir, fresh[i]);
+            handedTokens.set(path.dirname(path.join(dir, 'x')), handed[i]);
+          });
+        }
         resolve({ results, names });
       } else {
         handle?.cancel();
@@ -396,10 +401,10 @@ function loadInfos(source, onLoaded, signal, onStart) {
         // from discovery, the one taken while reading counts.
         const discovered = candidates ? candidates.mtimeMs[index] : Number.NaN;
         const mtimeMs = Number.isNaN(discovered) ? result.mtimeMs : discovered;
-        info = tryInfo(file, result.summary, { mtime: new Date(Math.round(mtimeMs)) });
+        info = tryInfo(file, result.summary, { mtime: new Date(Math.round(mtimeMs)) }, texts);
         if (info) noteToken(folder, info, result.token);
         const header = result.summary.header;
-        fresh[folder].set(result.token, { info: info && copyInfo({ info, header }), header, name });
+        if (texts) fresh[folder].set(result.token, { info: info && copyInfo({ info, header }), header, name });
       } else if (result.token) {
         // Not a session as the reference reads it: known to be null until it changes.
         fresh[folder].set(result.token, { info: null, header: null, name });
@@ -407,9 +412,9 @@ function loadInfos(source, onLoaded, signal, onStart) {
       return deliver(info, placeOfIndex(index));
     };
     if (source.dirs) {
-      handle = native.scanSessionFolders(dirs, known, onResult);
+      handle = native.scanSessionFolders(dirs, known, onResult, texts);
     } else {
-      handle = native.scanSessionFolder(source.dir, known, onResult);
+      handle = native.scanSessionFolder(source.dir, known, onResult, texts);
       if (handle === null) {
         settled = true;
         resolve({ results: [], names: null });
@@ -525,7 +530,7 @@ function referenceOrder(results, names) {
   return order.map((k) => results[kept[k]]);
 }
 
-async function listSessionsFromDir(dir, onProgress, signal, include) {
+async function listSessionsFromDir(dir, onProgress, signal, include, texts) {
   signal?.throwIfAborted();
   if (!fs.existsSync(dir)) return [];
   try {
@@ -543,7 +548,7 @@ async function listSessionsFromDir(dir, onProgress, signal, include) {
     // built here for a file before its result arrives. The reference's order
     // (localeCompare, descending) decides only the order of the results (ties
     // of `modified` keep it); progress lists follow completion order.
-    const { results, names } = await loadInfos({ dir }, onLoaded, signal, (n) => {
+    const { results, names } = await loadInfos({ dir, texts }, onLoaded, signal, (n) => {
       total = n;
     });
     if (names === null) return [];
@@ -555,6 +560,10 @@ async function listSessionsFromDir(dir, onProgress, signal, include) {
 }
 
 async function list(cwd, sessionDir, onProgress, signal) {
+  return listFolder(cwd, sessionDir, onProgress, signal, true);
+}
+
+async function listFolder(cwd, sessionDir, onProgress, signal, texts) {
   const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
   const filterCwd = sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
   const resolvedCwd = paths.resolvePath(cwd);
@@ -572,11 +581,15 @@ async function list(cwd, sessionDir, onProgress, signal) {
         return match;
       }
     : undefined;
-  const sessions = await listSessionsFromDir(dir, onProgress, signal, include);
+  const sessions = await listSessionsFromDir(dir, onProgress, signal, include, texts);
   return sortSessionInfos(include ? sessions.filter(include) : sessions);
 }
 
 async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
+  return listEvery(sessionDirOrOnProgress, onProgressOrSignal, signal, true);
+}
+
+async function listEvery(sessionDirOrOnProgress, onProgressOrSignal, signal, texts) {
   const customDir =
     typeof sessionDirOrOnProgress === 'string' ? paths.normalizePath(sessionDirOrOnProgress) : undefined;
   const progress =
@@ -590,7 +603,7 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
       ? signal
       : (onProgressOrSignal ?? signal);
   abortSignal?.throwIfAborted();
-  if (customDir) return sortSessionInfos(await listSessionsFromDir(customDir, progress, abortSignal));
+  if (customDir) return sortSessionInfos(await listSessionsFromDir(customDir, progress, abortSignal, undefined, texts));
   const sessionsDir = paths.getSessionsDir();
   try {
     if (!fs.existsSync(sessionsDir)) return [];
@@ -605,7 +618,7 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
     let firstLoaded = false;
     const partial = progress ? new PartialList() : undefined;
     const { results } = await loadInfos(
-      { dirs },
+      { dirs, texts },
       (info, index) => {
         loaded++;
         if (index === 0) firstLoaded = true;
@@ -626,11 +639,23 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
   }
 }
 
+/**
+ * list() and listAll() without `allMessagesText` (which is most of a
+ * listing's bytes), for callers that never read it: the command line's
+ * tables. Internal: not exported from the package root.
+ */
+const withoutTexts = {
+  list: (cwd, sessionDir, onProgress, signal) => listFolder(cwd, sessionDir, onProgress, signal, false),
+  listAll: (sessionDirOrOnProgress, onProgressOrSignal, signal) =>
+    listEvery(sessionDirOrOnProgress, onProgressOrSignal, signal, false),
+};
+
 module.exports = {
   findMostRecentSession,
   findById,
   list,
   listAll,
+  withoutTexts,
   configureListing,
   listingToken,
   PartialList,

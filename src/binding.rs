@@ -1224,32 +1224,48 @@ fn known_tokens(known: &[f64]) -> scanner::Known {
 /// ordered on the scan's own thread (see `discovery::folder_candidates`) and
 /// reported first as one message of candidates (index -3); then results by
 /// index in that order as files finish, unchanged ones (their token in
-/// `known`) in batches; then index -1.
+/// `known`) in batches; then index -1. With `texts` false, summaries come
+/// without `allMessagesText` (for callers that never show it).
 #[napi(catch_unwind)]
 pub fn scan_session_folders(
     dirs: Vec<String>,
     known: Float64Array,
     on_result: ScanCallback,
+    texts: Option<bool>,
 ) -> ScanHandle {
     let dirs = dirs.into_iter().map(Into::into).collect();
-    spawn_scan(ScanSource::Folders(dirs), known_tokens(&known), on_result)
+    let texts = texts.unwrap_or(true);
+    spawn_scan(
+        ScanSource::Folders(dirs),
+        known_tokens(&known),
+        texts,
+        on_result,
+    )
 }
 
 /// `list()`'s scan of a whole folder: the `.jsonl` names of `dir` in the order
 /// `readdir` gives them (sorted by bytes), read newest name first. Each result
 /// carries its file's name and its index in that order (batches of unchanged
 /// files carry indices only); `null` if the folder cannot be read. JavaScript
-/// then holds no name or path before the first result arrives.
+/// then holds no name or path before the first result arrives. `texts` as
+/// in `scan_session_folders`.
 #[napi(catch_unwind)]
 pub fn scan_session_folder(
     dir: String,
     known: Float64Array,
     on_result: ScanCallback,
+    texts: Option<bool>,
 ) -> Option<ScanHandle> {
     let dir = std::path::PathBuf::from(dir);
     let names = crate::discovery::session_names_lossy(&dir).ok()?;
     let known = known_tokens(&known);
-    Some(spawn_scan(ScanSource::Folder(dir, names), known, on_result))
+    let texts = texts.unwrap_or(true);
+    Some(spawn_scan(
+        ScanSource::Folder(dir, names),
+        known,
+        texts,
+        on_result,
+    ))
 }
 
 /// How many unchanged files, or how long, a batch collects before it is sent.
@@ -1348,7 +1364,12 @@ impl ScanSource {
     }
 }
 
-fn spawn_scan(source: ScanSource, known: scanner::Known, on_result: ScanCallback) -> ScanHandle {
+fn spawn_scan(
+    source: ScanSource,
+    known: scanner::Known,
+    texts: bool,
+    on_result: ScanCallback,
+) -> ScanHandle {
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = cancel.clone();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
@@ -1381,6 +1402,7 @@ fn spawn_scan(source: ScanSource, known: scanner::Known, on_result: ScanCallback
                 &paths,
                 &stat_of,
                 &known,
+                texts,
                 threads,
                 &flag,
                 &|i, result| {

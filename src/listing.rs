@@ -668,6 +668,11 @@ impl Summarizer {
 
     /// `None` where the reference's `buildSessionInfo` returns null.
     pub fn finish(&self) -> Option<SessionSummary> {
+        self.finish_texts(true)
+    }
+
+    /// `finish()`, with `all_messages_text` left empty unless `texts`.
+    pub fn finish_texts(&self, texts: bool) -> Option<SessionSummary> {
         if self.rejected {
             return None;
         }
@@ -675,7 +680,7 @@ impl Summarizer {
             header: self.header.clone()?,
             message_count: self.message_count,
             first_message: self.first_message.clone(),
-            all_messages_text: self.all.clone(),
+            all_messages_text: if texts { self.all.clone() } else { Vec::new() },
             last_activity: self.last_activity,
             unparsed_times: self.unparsed_times.clone(),
             name: self.name.as_deref().map(text_literal),

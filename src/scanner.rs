@@ -271,10 +271,21 @@ impl CacheEntry {
         })
     }
 
-    fn result(&self) -> Option<SessionSummary> {
+    /// The file's summary, with `all_messages_text` left empty unless `texts`.
+    fn result_texts(&self, texts: bool) -> Option<SessionSummary> {
         match &self.unterminated {
+            Some(Some(r)) if !texts => Some(SessionSummary {
+                header: r.header.clone(),
+                message_count: r.message_count,
+                first_message: r.first_message.clone(),
+                all_messages_text: Vec::new(),
+                last_activity: r.last_activity,
+                unparsed_times: r.unparsed_times.clone(),
+                name: r.name.clone(),
+                usage: r.usage.clone(),
+            }),
             Some(result) => result.clone(),
-            None => self.state.finish(),
+            None => self.state.finish_texts(texts),
         }
     }
 
@@ -698,14 +709,16 @@ fn summarize_cached(
     known: &Known,
 ) -> Result<FileResult, IoFailure> {
     let st = rustix::fs::stat(path).map_err(|e| IoFailure::new(&e.into(), "stat", Some(path)))?;
-    summarize_stat(cache, path, &FileStat::new(&st), known)
+    summarize_stat(cache, path, &FileStat::new(&st), known, true)
 }
 
+/// With `texts` false, summaries come without `all_messages_text`.
 fn summarize_stat(
     cache: &SummaryCache,
     path: &Path,
     stat: &FileStat,
     known: &Known,
+    texts: bool,
 ) -> Result<FileResult, IoFailure> {
     let mtime_ms = stat.mtime_ms;
     if !stat.is_file {
@@ -721,14 +734,25 @@ fn summarize_stat(
         Refreshed::Cached(c) => {
             let unchanged = known.contains(&c.token);
             Ok(FileResult {
-                summary: if unchanged { None } else { c.result() },
+                summary: if unchanged {
+                    None
+                } else {
+                    c.result_texts(texts)
+                },
                 mtime_ms,
                 token: c.token,
                 unchanged,
             })
         }
         Refreshed::Read(c, result) => Ok(FileResult {
-            summary: result.map(|s| *s),
+            summary: result.map(|s| SessionSummary {
+                all_messages_text: if texts {
+                    s.all_messages_text
+                } else {
+                    Vec::new()
+                },
+                ..*s
+            }),
             mtime_ms,
             token: c.token,
             unchanged: false,
@@ -816,11 +840,14 @@ pub type StatOf<'a> = dyn Fn(usize) -> rustix::io::Result<rustix::fs::Stat> + Sy
 /// Summarizes `paths` on `threads` threads of our own, calling `done(index,
 /// result)` as each file finishes. Stops early when `cancel` is set. `stat_of`
 /// may stat a file relative to its folder (held open), or by its path.
+/// Without `texts`, summaries leave out `all_messages_text` (the cache keeps it).
+#[allow(clippy::too_many_arguments)]
 pub fn scan(
     cache: &SummaryCache,
     paths: &[PathBuf],
     stat_of: &StatOf,
     known: &Known,
+    texts: bool,
     threads: usize,
     cancel: &AtomicBool,
     done: &(dyn Fn(usize, Result<FileResult, IoFailure>) + Sync),
@@ -828,7 +855,7 @@ pub fn scan(
     let summarize = |i: usize| {
         let path = &paths[i];
         let st = stat_of(i).map_err(|e| IoFailure::new(&e.into(), "stat", Some(path)))?;
-        summarize_stat(cache, path, &FileStat::new(&st), known)
+        summarize_stat(cache, path, &FileStat::new(&st), known, texts)
     };
     let next = AtomicUsize::new(0);
     std::thread::scope(|scope| {
@@ -1086,6 +1113,7 @@ mod tests {
             &paths,
             &|i| rustix::fs::stat(&paths[i]),
             &Known::default(),
+            true,
             3,
             &AtomicBool::new(false),
             &|i, r| {
@@ -1105,6 +1133,7 @@ mod tests {
             &paths,
             &stat_in_folder,
             &Known::default(),
+            true,
             2,
             &AtomicBool::new(false),
             &|i, r| {
@@ -1121,6 +1150,7 @@ mod tests {
             &paths,
             &stat_in_folder,
             &known,
+            true,
             2,
             &AtomicBool::new(false),
             &|i, r| {
@@ -1144,5 +1174,62 @@ mod tests {
         assert!(cache.get(&elsewhere).is_some());
         fs::remove_dir_all(&dir).unwrap();
         fs::remove_dir_all(elsewhere.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn checksum_tells_every_flipped_bit_and_the_length() {
+        let data: Vec<u8> = (0..100u32).map(|i| (i * 37 % 251) as u8).collect();
+        let sum = checksum(&data);
+        for i in 0..data.len() {
+            for bit in 0..8 {
+                let mut changed = data.clone();
+                changed[i] ^= 1 << bit;
+                assert_ne!(checksum(&changed), sum, "byte {i} bit {bit}");
+            }
+        }
+        assert_ne!(checksum(&data[..99]), sum);
+        assert_ne!(checksum(&[0; 40]), checksum(&[0; 41]));
+    }
+
+    #[test]
+    fn scan_without_texts_leaves_out_the_message_text_only() {
+        let dir = temp_dir();
+        // One file ends its last line, one does not (its summary is kept apart).
+        let ended = dir.join("a.jsonl");
+        fs::write(&ended, format!("{HEADER}{}{}", user("one"), user("two"))).unwrap();
+        let cut = dir.join("b.jsonl");
+        let cut_line = user("three");
+        fs::write(&cut, format!("{HEADER}{}", cut_line.trim_end())).unwrap();
+        let paths = vec![ended, cut];
+        let cache = SummaryCache::default();
+        let run = |texts: bool| {
+            let out = Mutex::new(vec![None; paths.len()]);
+            scan(
+                &cache,
+                &paths,
+                &|i| rustix::fs::stat(&paths[i]),
+                &Known::default(),
+                texts,
+                2,
+                &AtomicBool::new(false),
+                &|i, r| out.lock().unwrap()[i] = r.unwrap().summary,
+            );
+            out.into_inner().unwrap()
+        };
+        // Read without texts, then from the cache with and without them.
+        let read = run(false);
+        let full = run(true);
+        let cached = run(false);
+        for i in 0..paths.len() {
+            let full = full[i].clone().unwrap();
+            assert!(!full.all_messages_text.is_empty());
+            let expected = SessionSummary {
+                all_messages_text: Vec::new(),
+                ..full
+            };
+            assert_eq!(read[i].as_ref(), Some(&expected));
+            assert_eq!(cached[i].as_ref(), Some(&expected));
+        }
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

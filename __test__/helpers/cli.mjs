@@ -35,7 +35,15 @@ export function runCli(world, args, { env = {}, cwd = world.project, input } = {
 	}
 	const result = spawnSync(process.execPath, [BIN, ...args], {
 		cwd,
-		env: { ...base, PI_CODING_AGENT_DIR: world.agentDir, HOME: world.root, XDG_DATA_HOME: path.join(world.root, "xdg"), ...env },
+		// The CLI's listing cache defaults to $XDG_CACHE_HOME: inside the world too.
+		env: {
+			...base,
+			PI_CODING_AGENT_DIR: world.agentDir,
+			HOME: world.root,
+			XDG_DATA_HOME: path.join(world.root, "xdg"),
+			XDG_CACHE_HOME: path.join(world.root, "cache"),
+			...env,
+		},
 		encoding: "utf8",
 		input: input ?? "",
 		maxBuffer: 256 << 20,

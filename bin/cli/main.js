@@ -2,6 +2,7 @@
 // The command line: argument parsing, help, dispatch and error reporting.
 // Each command is a module of its own (commands/*.js) over the library.
 const { parseArgs } = require('util');
+const { configureCache } = require('./cache.js');
 const { CliError, usageError } = require('./output.js');
 
 // Order as in --help.
@@ -9,6 +10,7 @@ const COMMANDS = ['ls', 'search', 'info', 'show', 'tree', 'context', 'path', 'ex
 
 const COMMON_OPTIONS = {
   'session-dir': { type: 'string' },
+  'no-cache': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 };
 
@@ -33,7 +35,9 @@ function mainHelp() {
     'Sessions are found as pi finds them: PI_CODING_AGENT_DIR, --session-dir DIR,',
     'PI_CODING_AGENT_SESSION_DIR, settings.json; by default the current project.',
     '',
-    'Options everywhere: --session-dir DIR, --help. Most commands take --json.',
+    'Options everywhere: --session-dir DIR, --no-cache, --help. Most commands take --json.',
+    'Listings are cached in ${XDG_CACHE_HOME:-~/.cache}/pi-session-native',
+    '(PI_SESSION_NATIVE_CACHE_DIR moves it; set empty, or --no-cache, for none).',
     'Run `pi-sessions <command> --help` for a command\'s options.',
   );
   return lines.join('\n');
@@ -43,7 +47,12 @@ function commandHelp(command) {
   const lines = [`Usage: pi-sessions ${command.usage}`, '', command.summary];
   if (command.details) lines.push('', command.details);
   lines.push('', 'Options:');
-  const rows = [...command.help, ['--session-dir DIR', 'where sessions are (as pi --session-dir)'], ['-h, --help', 'this help']];
+  const rows = [
+    ...command.help,
+    ['--session-dir DIR', 'where sessions are (as pi --session-dir)'],
+    ['--no-cache', 'no persistent listing cache for this call'],
+    ['-h, --help', 'this help'],
+  ];
   const width = Math.max(...rows.map((r) => r[0].length));
   for (const [flag, text] of rows) lines.push(`  ${flag.padEnd(width)}  ${text}`);
   return lines.join('\n');
@@ -82,6 +91,7 @@ async function run(argv) {
     process.stdout.write(`${commandHelp(command)}\n`);
     return 0;
   }
+  configureCache(parsed.values);
   const { min = 0, max = 0 } = command.positionals ?? {};
   if (parsed.positionals.length < min) throw usageError(`${name}: missing ${command.positionals.name} (see pi-sessions ${name} --help)`);
   if (parsed.positionals.length > max) {

@@ -44,10 +44,30 @@ function outputWidth(stream = process.stdout) {
   return Infinity;
 }
 
-/** Characters a string takes on a terminal (wide East Asian characters count twice). */
-function displayWidth(text) {
+/**
+ * Characters a string takes on a terminal (wide East Asian characters count
+ * twice); counting stops once past `cap`. By UTF-16 unit, printable ASCII
+ * first: a listing measures every first message of 10,000 sessions.
+ */
+function displayWidth(text, cap = Infinity) {
   let width = 0;
-  for (const ch of text) width += charWidth(ch.codePointAt(0));
+  const n = text.length;
+  for (let i = 0; i < n && width <= cap; i++) {
+    let cp = text.charCodeAt(i);
+    if (cp >= 0x20 && cp < 0x7f) {
+      width++;
+      continue;
+    }
+    // A surrogate pair is one code point; a lone surrogate counts alone.
+    if (cp >= 0xd800 && cp <= 0xdbff && i + 1 < n) {
+      const low = text.charCodeAt(i + 1);
+      if (low >= 0xdc00 && low <= 0xdfff) {
+        cp = (cp - 0xd800) * 0x400 + (low - 0xdc00) + 0x10000;
+        i++;
+      }
+    }
+    width += charWidth(cp);
+  }
   return width;
 }
 
@@ -72,7 +92,7 @@ function charWidth(cp) {
 
 /** Cuts `text` to `width` display columns, ending with an ellipsis when cut. */
 function truncate(text, width) {
-  if (width === Infinity || displayWidth(text) <= width) return text;
+  if (width === Infinity || displayWidth(text, width) <= width) return text;
   if (width <= 0) return '';
   let out = '';
   let used = 0;
@@ -112,21 +132,36 @@ function firstLine(text) {
  */
 function table(rows, columns, { width = outputWidth(), paint = painter(), header = true } = {}) {
   const cells = rows.map((row) => row.map((c) => String(c ?? '')));
-  const widths = columns.map((col, i) =>
-    Math.max(header ? displayWidth(col.title) : 0, ...cells.map((r) => displayWidth(r[i]))),
-  );
   const flex = columns.findIndex((c) => c.flex);
+  // Each cell measured once; the flex column only up to what it can show
+  // (the width it gets is at most max(width, 10)).
+  const cap = (i) => (i === flex ? Math.max(width, 10) : Infinity);
+  const cellWidths = cells.map((row) => row.map((c, i) => displayWidth(c, cap(i))));
+  const widths = columns.map((col, i) => {
+    let w = header ? displayWidth(col.title) : 0;
+    for (const r of cellWidths) if (r[i] > w) w = r[i];
+    return w;
+  });
   if (flex !== -1 && width !== Infinity) {
     const others = widths.reduce((sum, w, i) => (i === flex ? sum : sum + w), 0) + 2 * (columns.length - 1);
     widths[flex] = Math.max(10, Math.min(widths[flex], width - others));
   }
-  const line = (values, colour) =>
+  const pad = (text, w, target, start) => {
+    const spaces = ' '.repeat(Math.max(0, target - w));
+    return start ? spaces + text : text + spaces;
+  };
+  const line = (values, colour, measured) =>
     values
       .map((value, i) => {
         const col = columns[i];
-        const cut = i === flex ? truncate(value, widths[i]) : value;
+        let cut = value;
+        let w = measured ? measured[i] : displayWidth(value);
+        if (i === flex && w > widths[i]) {
+          cut = truncate(value, widths[i]);
+          w = displayWidth(cut);
+        }
         const last = i === values.length - 1;
-        const padded = col.align === 'right' ? padStart(cut, widths[i]) : last ? cut : padEnd(cut, widths[i]);
+        const padded = col.align === 'right' ? pad(cut, w, widths[i], true) : last ? cut : pad(cut, w, widths[i], false);
         const paintWith = colour ?? col.colour;
         return paintWith ? paint[paintWith](padded) : padded;
       })
@@ -134,7 +169,7 @@ function table(rows, columns, { width = outputWidth(), paint = painter(), header
       .trimEnd();
   const out = [];
   if (header) out.push(line(columns.map((c) => c.title), 'bold'));
-  for (const row of cells) out.push(line(row));
+  cells.forEach((row, r) => out.push(line(row, undefined, cellWidths[r])));
   return out.join('\n');
 }
 
@@ -178,11 +213,13 @@ function formatBytes(n) {
  */
 function progress(label) {
   const stream = process.stderr;
-  if (!stream.isTTY) return { update() {}, done() {} };
+  // `live`: callers pass an onProgress only then (partial lists cost).
+  if (!stream.isTTY) return { live: false, update() {}, done() {} };
   const started = Date.now();
   let shown = false;
   let last = 0;
   return {
+    live: true,
     update(done, total) {
       const now = Date.now();
       if (now - started < 250 || now - last < 50) return;

@@ -7,6 +7,8 @@ const fs = require('fs');
 const path = require('path');
 const { SessionManager } = require('../../index.js');
 const paths = require('../../lib/paths.js');
+// Internal: list()/listAll() without allMessagesText, for what only shows the rest.
+const { withoutTexts } = require('../../lib/listing.js');
 const { CliError, progress } = require('./output.js');
 
 function readSettingsSessionDir(file) {
@@ -36,19 +38,23 @@ function context(values) {
   return { cwd, sessionDir: sessionDirFor(cwd, values['session-dir']) };
 }
 
-function listCurrent(ctx, label = 'Reading sessions') {
+/**
+ * `SessionManager.list(cwd, sessionDir)`; with `texts: false` the same
+ * SessionInfo objects without `allMessagesText` (most of a listing's bytes).
+ */
+function listCurrent(ctx, { texts = true, label = 'Reading sessions' } = {}) {
   const bar = progress(label);
-  return SessionManager.list(ctx.cwd, ctx.sessionDir, (done, total) => bar.update(done, total)).finally(() =>
-    bar.done(),
-  );
+  const onProgress = bar.live ? (done, total) => bar.update(done, total) : undefined;
+  const list = texts ? SessionManager.list : withoutTexts.list;
+  return list(ctx.cwd, ctx.sessionDir, onProgress).finally(() => bar.done());
 }
 
-function listEvery(ctx, label = 'Reading sessions') {
+/** `SessionManager.listAll(sessionDir)`; `texts` as in listCurrent. */
+function listEvery(ctx, { texts = true, label = 'Reading sessions' } = {}) {
   const bar = progress(label);
-  const onProgress = (done, total) => bar.update(done, total);
-  const listing = ctx.sessionDir
-    ? SessionManager.listAll(ctx.sessionDir, onProgress)
-    : SessionManager.listAll(onProgress);
+  const onProgress = bar.live ? (done, total) => bar.update(done, total) : undefined;
+  const listAll = texts ? SessionManager.listAll : withoutTexts.listAll;
+  const listing = ctx.sessionDir ? listAll(ctx.sessionDir, onProgress) : listAll(onProgress);
   return listing.finally(() => bar.done());
 }
 
@@ -75,10 +81,10 @@ async function resolveSession(arg, ctx) {
   }
   const exact = SessionManager.findById(ctx.cwd, arg, ctx.sessionDir);
   if (exact) return exact;
-  const local = (await listCurrent(ctx)).filter((s) => s.id.startsWith(arg));
+  const local = (await listCurrent(ctx, { texts: false })).filter((s) => s.id.startsWith(arg));
   if (local.length === 1) return local[0].path;
   if (local.length > 1) throw ambiguous(arg, local, 'in this project');
-  const all = await listEvery(ctx);
+  const all = await listEvery(ctx, { texts: false });
   const exactAll = all.filter((s) => s.id === arg);
   if (exactAll.length === 1) return exactAll[0].path;
   const prefixAll = exactAll.length > 1 ? exactAll : all.filter((s) => s.id.startsWith(arg));

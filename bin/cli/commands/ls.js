@@ -35,7 +35,9 @@ module.exports = {
   async run(values) {
     const ctx = sessions.context(values);
     const limit = out.intOption(values, 'limit');
-    let list = values.all ? await sessions.listEvery(ctx) : await sessions.listCurrent(ctx);
+    // The table shows no message text: only --json needs allMessagesText.
+    const options = { texts: Boolean(values.json) };
+    let list = values.all ? await sessions.listEvery(ctx, options) : await sessions.listCurrent(ctx, options);
     if (limit !== undefined) list = list.slice(0, limit);
     if (values.json) {
       out.printJson(list);

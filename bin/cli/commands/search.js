@@ -41,7 +41,7 @@ module.exports = {
         sessionDir: ctx.sessionDir,
         sort,
         nameFilter: values.named ? 'named' : 'all',
-        onProgress: (done, total) => bar.update(done, total),
+        onProgress: bar.live ? (done, total) => bar.update(done, total) : undefined,
       });
     } finally {
       bar.done();

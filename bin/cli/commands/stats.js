@@ -122,7 +122,7 @@ module.exports = {
         since: values.since,
         until: values.until,
         timezone: values.tz,
-        onProgress: (done, total) => bar.update(done, total),
+        onProgress: bar.live ? (done, total) => bar.update(done, total) : undefined,
       });
     } catch (error) {
       // Impossible dates and unknown zones are the user's input, not a failure.
