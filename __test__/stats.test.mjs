@@ -523,3 +523,79 @@ m.usageReport({ sessionDir: ${JSON.stringify(dir)}, groupBy: "model", timezone: 
 	fs.rmSync(dir, { recursive: true, force: true });
 	fs.rmSync(cacheDir, { recursive: true, force: true });
 });
+
+test("usageReport between calls in one process: appended, rewritten, deleted and new files in folders left alone for a while", async () => {
+	const rng = new Rng(SEED ^ 0xa11);
+	const agentDir = tempDir("report-calls");
+	const folders = ["--calls-a--", "--calls-b--"].map((f) => path.join(agentDir, "sessions", f));
+	const files = [];
+	for (const folder of folders) {
+		fs.mkdirSync(folder, { recursive: true });
+		for (let i = 0; i < 6; i++) {
+			const file = path.join(folder, `2024-05-0${1 + i}T00-00-00-000Z_${i}.jsonl`);
+			writeSession(file, rng, { odd: rng.bool(0.5), fatal: false, count: 1 + rng.int(30), cwd: "/home/user/calls" });
+			files.push(file);
+		}
+	}
+	// Folders whose times are a few seconds old: their listings are kept
+	// between calls and only their files are stat'ed again.
+	await new Promise((resolve) => setTimeout(resolve, 3000));
+	const previous = process.env.PI_CODING_AGENT_DIR;
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+	const check = async (label) => {
+		const expected = expectedReport(await RefSM.listAll(), { groupBy: "session", timezone: "UTC" });
+		compareReports(await ours.usageReport({ groupBy: "session", timezone: "UTC" }), expected, label);
+		// Asked again with nothing changed: the same answer.
+		compareReports(await ours.usageReport({ groupBy: "session", timezone: "UTC" }), expected, `${label}, again`);
+	};
+	try {
+		await check("first");
+		fs.appendFileSync(files[0], `${randomLines(rng, 6, { odd: false, fatal: false, idStart: 700 }).join("\n")}\n`);
+		await check("appended");
+		// The same length, other content, the mtime set back: told by the ctime.
+		const before = fs.statSync(files[1]);
+		const text = fs.readFileSync(files[1], "utf8");
+		const lines = text.split("\n");
+		const other = lines.map((l) => l.replace(/"input":(\d)/g, (_, d) => `"input":${(Number(d) + 1) % 10}`)).join("\n");
+		fs.writeFileSync(files[1], other);
+		fs.utimesSync(files[1], before.atime, before.mtime);
+		await check("rewritten");
+		fs.rmSync(files[2]);
+		await check("deleted");
+		writeSession(path.join(folders[1], "2024-06-01T00-00-00-000Z_new.jsonl"), rng, { odd: false, fatal: false, count: 12, cwd: "/home/user/calls" });
+		await check("new file");
+	} finally {
+		if (previous === undefined) delete process.env.PI_CODING_AGENT_DIR;
+		else process.env.PI_CODING_AGENT_DIR = previous;
+	}
+	fs.rmSync(agentDir, { recursive: true, force: true });
+});
+
+test("usageReport ignores a corrupt persistent cache file", async () => {
+	const { spawnSync } = await import("node:child_process");
+	const dir = tempDir("report-corrupt");
+	const cacheDir = tempDir("report-corrupt-store");
+	for (let i = 0; i < 8; i++) writeSession(path.join(dir, `${i}.jsonl`), new Rng(SEED + 40 + i), { odd: false, fatal: false, count: 15, cwd: "/x" });
+	const script = `const m = require(${JSON.stringify(path.join(REPO_ROOT, "index.js"))});
+m.configureListing({ cacheDir: ${JSON.stringify(cacheDir)} });
+m.usageReport({ sessionDir: ${JSON.stringify(dir)}, groupBy: "session", timezone: "UTC" }).then((r) => console.log(JSON.stringify(r)));`;
+	const run = () => {
+		const r = spawnSync(process.execPath, ["-e", script], { encoding: "utf8" });
+		assert.equal(r.status, 0, r.stderr);
+		return JSON.parse(r.stdout);
+	};
+	const first = run();
+	const [file] = fs.readdirSync(cacheDir).filter((f) => f.startsWith("pi-session-native-usage"));
+	assert.ok(file);
+	const bytes = fs.readFileSync(path.join(cacheDir, file));
+	// A flipped byte in the body, then a cut file: each is read as no cache.
+	bytes[bytes.length >> 1] ^= 0xff;
+	fs.writeFileSync(path.join(cacheDir, file), bytes);
+	assert.deepStrictEqual(run(), first);
+	fs.writeFileSync(path.join(cacheDir, file), bytes.subarray(0, bytes.length - 5));
+	assert.deepStrictEqual(run(), first);
+	const fresh = await ours.usageReport({ sessionDir: dir, groupBy: "session", timezone: "UTC" });
+	assert.deepStrictEqual(first, JSON.parse(JSON.stringify(fresh)));
+	fs.rmSync(dir, { recursive: true, force: true });
+	fs.rmSync(cacheDir, { recursive: true, force: true });
+});

@@ -2,7 +2,6 @@
 //! own, and a per-process cache that lets the next listing read only what was
 //! appended to each file since the last one (session files are append-only).
 
-use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
 
@@ -171,7 +170,9 @@ enum Slot {
 /// Summaries of files seen before, keyed by path.
 #[derive(Default)]
 pub struct SummaryCache {
-    entries: Mutex<HashMap<PathBuf, Slot>>,
+    /// Keyed by the path's bytes: hashing a `Path` walks its components,
+    /// which costs more than the rest of a lookup.
+    entries: Mutex<foldhash::HashMap<std::ffi::OsString, Slot>>,
     /// Set when an entry changed since the last save.
     dirty: AtomicBool,
     /// Holds accounting summaries (usage tallied, no texts) instead of
@@ -194,6 +195,11 @@ const USAGE_CACHE_MAGIC: &[u8; 16] = b"PISN-USAGE-v2\n\n\n";
 pub struct CachedUsage(Arc<CacheEntry>);
 
 impl CachedUsage {
+    /// Names this version of the file's summary (see `FileResult::token`).
+    pub fn token(&self) -> u64 {
+        self.0.token
+    }
+
     /// The header line and the usage tally; `None` for a file the listing
     /// leaves out.
     pub fn usage(&self) -> Option<(&str, &crate::usage::UsageTally)> {
@@ -440,7 +446,7 @@ impl SummaryCache {
         };
         let mut added = 0;
         for (path, range) in stored {
-            map.entry(path).or_insert_with(|| {
+            map.entry(path.into_os_string()).or_insert_with(|| {
                 added += 1;
                 Slot::Stored(bytes.clone(), range)
             });
@@ -495,14 +501,15 @@ impl SummaryCache {
         if folders.is_empty() {
             return;
         }
-        let listed: foldhash::HashSet<&Path> = listed.iter().map(PathBuf::as_path).collect();
+        let listed: foldhash::HashSet<&std::ffi::OsStr> =
+            listed.iter().map(|p| p.as_os_str()).collect();
         let Ok(mut map) = self.entries.lock() else {
             return;
         };
         let before = map.len();
         map.retain(|path, _| {
-            listed.contains(path.as_path())
-                || !path
+            listed.contains(path.as_os_str())
+                || !Path::new(path)
                     .parent()
                     .is_some_and(|parent| folders.contains(&parent))
         });
@@ -521,14 +528,14 @@ impl SummaryCache {
     }
 
     fn get(&self, path: &Path) -> Option<Arc<CacheEntry>> {
-        let (bytes, range) = match self.entries.lock().ok()?.get(path)? {
+        let (bytes, range) = match self.entries.lock().ok()?.get(path.as_os_str())? {
             Slot::Ready(entry) => return Some(entry.clone()),
             Slot::Stored(bytes, range) => (bytes.clone(), range.clone()),
         };
         // Decoded outside the lock, so that the scan threads decode in parallel.
         let decoded = CacheEntry::decode(&mut Decoder::new(&bytes[range.clone()])).map(Arc::new);
         let mut map = self.entries.lock().ok()?;
-        let slot = map.get_mut(path)?;
+        let slot = map.get_mut(path.as_os_str())?;
         match slot {
             // Another thread was first, or the file was read meanwhile.
             Slot::Ready(entry) => Some(entry.clone()),
@@ -538,7 +545,7 @@ impl SummaryCache {
                     Some(entry)
                 }
                 None => {
-                    map.remove(path);
+                    map.remove(path.as_os_str());
                     None
                 }
             },
@@ -549,7 +556,7 @@ impl SummaryCache {
     fn put(&self, path: &Path, entry: CacheEntry) -> Arc<CacheEntry> {
         let entry = Arc::new(entry);
         if let Ok(mut map) = self.entries.lock() {
-            map.insert(path.to_path_buf(), Slot::Ready(entry.clone()));
+            map.insert(path.as_os_str().to_owned(), Slot::Ready(entry.clone()));
             self.dirty.store(true, Ordering::Relaxed);
         }
         entry
@@ -1058,7 +1065,7 @@ mod tests {
         assert_eq!(middle.load_from(&store_dir), 2);
         let a_summary = summarize_cached(&middle, &a, &Known::default()).unwrap();
         assert!(matches!(
-            middle.entries.lock().unwrap().get(&b),
+            middle.entries.lock().unwrap().get(b.as_os_str()),
             Some(Slot::Stored(..))
         ));
         middle.save_to(&store_dir).unwrap();
@@ -1090,7 +1097,7 @@ mod tests {
             .entries
             .lock()
             .unwrap()
-            .insert(a.clone(), Slot::Stored(bytes, 0..3));
+            .insert(a.clone().into_os_string(), Slot::Stored(bytes, 0..3));
         assert!(broken.get(&a).is_none());
         assert_eq!(broken.len(), 0);
         fs::remove_dir_all(&dir).unwrap();

@@ -16,7 +16,7 @@ use crate::scanner::{CachedUsage, SummaryCache};
 use crate::usage::{Amounts, UsageTally, SLOT_MS};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GroupBy {
@@ -242,10 +242,77 @@ pub fn report(files: &[ReportFile], options: &ReportOptions) -> Report {
     Report { rows: out, totals }
 }
 
-/// The session files of a report, each with its accounting summary.
+/// The session files of a report, each with its accounting summary, in
+/// byte order of their paths (the order sums are added in).
 #[derive(Default)]
 pub struct Corpus {
-    files: Vec<(String, String, CachedUsage)>,
+    files: Vec<(Arc<str>, CachedUsage)>,
+}
+
+/// What identifies a folder's list of names: creating, removing or renaming
+/// a file in it changes its mtime and ctime.
+#[derive(Clone, Copy, PartialEq)]
+struct FolderStamp {
+    dev: u64,
+    ino: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+/// A folder's `.jsonl` files as last read.
+struct Listing {
+    /// `None` when the folder changed too recently to tell a later change
+    /// by its times (they tick coarsely): it is read again next time.
+    stamp: Option<FolderStamp>,
+    names: Vec<String>,
+    paths: Vec<PathBuf>,
+    texts: Vec<Arc<str>>,
+}
+
+/// A folder changed this recently (seconds) is listed again on each scan.
+const RACY_SECONDS: i64 = 2;
+
+/// The folders of earlier scans in this process: a folder whose stamp did not
+/// change is not read again.
+static LISTINGS: Mutex<Option<foldhash::HashMap<PathBuf, Arc<Listing>>>> = Mutex::new(None);
+
+/// The listing of `dir` (`None` if it cannot be read) and whether it was
+/// read now (rather than known from an earlier scan).
+fn folder_listing(dir: &std::path::Path) -> (Option<Arc<Listing>>, bool) {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    let stamp = rustix::fs::stat(dir).ok().map(|st| FolderStamp {
+        dev: st.st_dev,
+        ino: st.st_ino,
+        mtime: (st.st_mtime, st.st_mtime_nsec as i64),
+        ctime: (st.st_ctime, st.st_ctime_nsec as i64),
+    });
+    let known = LISTINGS
+        .lock()
+        .ok()
+        .and_then(|m| m.as_ref()?.get(dir).cloned());
+    if let Some(known) = known.filter(|l| l.stamp.is_some() && l.stamp == stamp) {
+        return (Some(known), false);
+    }
+    let Ok(names) = crate::discovery::session_names_lossy(dir) else {
+        return (None, true);
+    };
+    let paths: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
+    let texts = paths
+        .iter()
+        .map(|p| Arc::from(p.to_string_lossy()))
+        .collect();
+    let settled = |st: &FolderStamp| st.mtime.0.max(st.ctime.0) < now - RACY_SECONDS;
+    (
+        Some(Arc::new(Listing {
+            stamp: stamp.filter(settled),
+            names,
+            paths,
+            texts,
+        })),
+        true,
+    )
 }
 
 /// Reads the `.jsonl` files of `dirs` on `threads` threads through `cache`
@@ -260,79 +327,121 @@ pub fn scan_corpus(
     cancel: &AtomicBool,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Corpus {
-    let listed: Vec<Option<Vec<String>>> = dirs
+    let listings: Vec<(Option<Arc<Listing>>, bool)> =
+        dirs.iter().map(|d| folder_listing(d)).collect();
+    let read: Vec<bool> = listings.iter().map(|(l, _)| l.is_some()).collect();
+    let files: Vec<(u32, u32)> = listings
         .iter()
-        .map(|d| crate::discovery::session_names_lossy(d).ok())
-        .collect();
-    let read: Vec<bool> = listed.iter().map(Option::is_some).collect();
-    let files: Vec<(u32, String)> = listed
-        .into_iter()
         .enumerate()
-        .flat_map(|(i, names)| {
-            names
-                .unwrap_or_default()
-                .into_iter()
-                .map(move |n| (i as u32, n))
+        .flat_map(|(i, (listing, _))| {
+            let n = listing.as_ref().map_or(0, |l| l.names.len());
+            (0..n as u32).map(move |j| (i as u32, j))
         })
         .collect();
-    let paths: Vec<PathBuf> = files
-        .iter()
-        .map(|(folder, name)| dirs[*folder as usize].join(name))
-        .collect();
+    let listing = |folder: u32| listings[folder as usize].0.as_deref();
     let folders = crate::discovery::HeldFolders::open(dirs, &read);
-    let found: Mutex<Vec<(usize, CachedUsage)>> = Mutex::new(Vec::with_capacity(paths.len()));
+    let found: Mutex<Vec<(u32, u32, CachedUsage)>> = Mutex::new(Vec::with_capacity(files.len()));
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, paths.len().max(1)) {
-            scope.spawn(|| loop {
-                if cancel.load(Ordering::Relaxed) {
-                    return;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= paths.len() {
-                    return;
-                }
-                let (folder, name) = &files[i];
-                let usage = folders.stat(*folder, name).ok().and_then(|st| {
-                    crate::scanner::usage_stat(cache, &paths[i], &st)
-                        .ok()
-                        .flatten()
-                });
-                if let Some(u) = usage {
-                    if let Ok(mut found) = found.lock() {
-                        found.push((i, u));
+        for _ in 0..threads.clamp(1, files.len().max(1)) {
+            scope.spawn(|| {
+                let mut mine = Vec::new();
+                loop {
+                    if cancel.load(Ordering::Relaxed) {
+                        break;
                     }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= files.len() {
+                        break;
+                    }
+                    let (folder, j) = files[i];
+                    let Some(l) = listing(folder) else { continue };
+                    let usage = folders
+                        .stat(folder, &l.names[j as usize])
+                        .ok()
+                        .and_then(|st| {
+                            crate::scanner::usage_stat(cache, &l.paths[j as usize], &st)
+                                .ok()
+                                .flatten()
+                        });
+                    if let Some(u) = usage.filter(|u| u.usage().is_some()) {
+                        mine.push((folder, j, u));
+                    }
+                    progress(done.fetch_add(1, Ordering::Relaxed) + 1, files.len());
                 }
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, paths.len());
+                // One lock per thread, not one per file.
+                if let Ok(mut found) = found.lock() {
+                    found.append(&mut mine);
+                }
             });
         }
     });
     if !cancel.load(Ordering::Relaxed) {
-        let whole: Vec<&std::path::Path> = dirs
+        // Only folders read now can have lost files since the last scan.
+        let fresh: Vec<&std::path::Path> = dirs
             .iter()
-            .zip(&read)
-            .filter(|(_, &r)| r)
+            .zip(&listings)
+            .filter(|(_, (l, fresh))| *fresh && l.is_some())
             .map(|(d, _)| d.as_path())
             .collect();
-        cache.retain_listed(&whole, &paths);
+        if !fresh.is_empty() {
+            let paths: Vec<PathBuf> = listings
+                .iter()
+                .filter_map(|(l, _)| l.as_ref())
+                .flat_map(|l| l.paths.iter().cloned())
+                .collect();
+            cache.retain_listed(&fresh, &paths);
+        }
+        if let Ok(mut memo) = LISTINGS.lock() {
+            let memo = memo.get_or_insert_with(Default::default);
+            for (dir, (l, fresh)) in dirs.iter().zip(&listings) {
+                match l {
+                    Some(l) if *fresh => {
+                        memo.insert(dir.clone(), l.clone());
+                    }
+                    Some(_) => {}
+                    None => {
+                        memo.remove(dir);
+                    }
+                }
+            }
+        }
     }
-    let found = found.into_inner().unwrap_or_default();
-    Corpus {
-        files: found
-            .into_iter()
-            .filter_map(|(i, usage)| {
-                let cwd = usage.usage()?.1.cwd.clone();
-                Some((paths[i].to_string_lossy().into_owned(), cwd, usage))
-            })
-            .collect(),
-    }
+    let mut files: Vec<(Arc<str>, CachedUsage)> = found
+        .into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(folder, j, usage)| Some((listing(folder)?.texts[j as usize].clone(), usage)))
+        .collect();
+    files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Corpus { files }
 }
+
+/// What a report was computed from: the same options over the same file
+/// versions (tokens, in path order) give the same report.
+#[derive(PartialEq)]
+struct ReportKey {
+    group_by: GroupBy,
+    since: Option<Date>,
+    until: Option<Date>,
+    zone: TimeZone,
+    cwds: Option<Vec<String>>,
+    tokens: Vec<u64>,
+}
+
+/// The last report of this process: a report asked again over files that
+/// did not change is answered without adding anything up.
+static LAST_REPORT: Mutex<Option<(ReportKey, Report)>> = Mutex::new(None);
 
 impl Corpus {
     /// The distinct `cwd`s of the sessions, for a caller's filter.
     pub fn cwds(&self) -> Vec<String> {
-        let mut seen: Vec<String> = self.files.iter().map(|f| f.1.clone()).collect();
+        let mut seen: Vec<String> = self
+            .files
+            .iter()
+            .filter_map(|f| Some(f.1.usage()?.1.cwd.clone()))
+            .collect();
         seen.sort();
         seen.dedup();
         seen
@@ -343,16 +452,34 @@ impl Corpus {
         let files: Vec<ReportFile> = self
             .files
             .iter()
-            .filter(|(_, cwd, _)| cwds.is_none_or(|c| c.contains(cwd)))
-            .filter_map(|(path, cwd, usage)| {
-                Some(ReportFile {
-                    path,
-                    cwd,
-                    tally: usage.usage()?.1,
-                })
+            .filter_map(|(path, usage)| {
+                let tally = usage.usage()?.1;
+                cwds.is_none_or(|c| c.contains(&tally.cwd))
+                    .then_some(ReportFile {
+                        path,
+                        cwd: &tally.cwd,
+                        tally,
+                    })
             })
             .collect();
-        report(&files, options)
+        let key = ReportKey {
+            group_by: options.group_by,
+            since: options.since,
+            until: options.until,
+            zone: options.zone.clone(),
+            cwds: cwds.map(<[String]>::to_vec),
+            tokens: self.files.iter().map(|f| f.1.token()).collect(),
+        };
+        if let Ok(last) = LAST_REPORT.lock() {
+            if let Some((_, report)) = last.as_ref().filter(|(k, _)| *k == key) {
+                return report.clone();
+            }
+        }
+        let made = report(&files, options);
+        if let Ok(mut last) = LAST_REPORT.lock() {
+            *last = Some((key, made.clone()));
+        }
+        made
     }
 }
 
