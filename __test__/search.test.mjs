@@ -332,9 +332,13 @@ test("texts the listing cache does not hold go over as strings and search the sa
 		const refSessions = await reference.SessionManager.listAll(root);
 		// Token 0 names no version: every text comes from the reference's own strings.
 		const index = new binding.SessionSearchIndex(true);
+		const tokens = new Float64Array(refSessions.length);
+		const unheld = index.unheld(tokens);
+		assert.equal(unheld.length, refSessions.length);
 		const missing = index.setSessions(
-			refSessions.map((s) => s.path),
-			new Float64Array(refSessions.length),
+			Array.from(unheld, (i) => refSessions[i].path),
+			unheld,
+			tokens,
 			Float64Array.from(refSessions, (s) => s.modified.getTime()),
 		);
 		assert.equal(missing.length, refSessions.length);

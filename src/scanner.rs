@@ -193,6 +193,16 @@ impl CachedUsage {
     }
 }
 
+/// A cached version of a file, for its search text.
+pub struct CachedText(Arc<CacheEntry>);
+
+impl CachedText {
+    /// What a search reads of this version, made once per version.
+    pub fn search_text(&self) -> Option<Arc<SessionText>> {
+        self.0.search_text()
+    }
+}
+
 fn checksum(bytes: &[u8]) -> u64 {
     // FNV-1a: enough to tell a torn or foreign file from ours.
     bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
@@ -473,13 +483,20 @@ impl SummaryCache {
         }
     }
 
-    /// The search text of the version of `path` that `token` names, made
-    /// once per version (outside the cache's lock); `None` if the cache holds
-    /// another version or none.
-    pub fn search_text(&self, path: &Path, token: u64) -> Option<Arc<SessionText>> {
-        self.get(path)
-            .filter(|entry| entry.token == token)?
-            .search_text()
+    /// The versions `(path, token)` the cache holds, under one lock (the
+    /// search texts are then made or taken outside it, see `CachedText`).
+    pub fn versions(&self, files: &[(PathBuf, u64)]) -> Vec<Option<CachedText>> {
+        let Ok(map) = self.entries.lock() else {
+            return files.iter().map(|_| None).collect();
+        };
+        files
+            .iter()
+            .map(|(path, token)| {
+                map.get(path)
+                    .filter(|entry| entry.token == *token)
+                    .map(|entry| CachedText(entry.clone()))
+            })
+            .collect()
     }
 
     fn get(&self, path: &Path) -> Option<Arc<CacheEntry>> {

@@ -884,6 +884,19 @@ impl Catalog {
         threads: usize,
         lookup: impl Fn(&P, u64) -> Option<Arc<SessionText>> + Sync,
     ) -> Vec<u32> {
+        let unchanged = files.len() == self.tokens.len()
+            && (self.trigrams || !trigrams)
+            && files
+                .iter()
+                .zip(&self.tokens)
+                .all(|((_, t), held)| t == held && *t != 0)
+            && self.texts.iter().all(Option::is_some);
+        if unchanged {
+            // The same versions: texts, filter, short fields and hints stay.
+            self.modified = modified;
+            self.modified.resize(self.texts.len(), f64::NAN);
+            return Vec::new();
+        }
         let held: foldhash::HashMap<u64, Arc<SessionText>> = self
             .tokens
             .iter()
@@ -908,6 +921,21 @@ impl Catalog {
         self.text_bytes = self.texts.iter().flatten().map(|t| t.text.len()).sum();
         (0..self.texts.len() as u32)
             .filter(|&i| self.texts[i as usize].is_none())
+            .collect()
+    }
+
+    /// Indices of `tokens` whose texts this catalog does not hold (for
+    /// `set_sessions`' lookup to find).
+    pub fn unheld(&self, tokens: &[u64]) -> Vec<u32> {
+        let held: foldhash::HashSet<u64> = self
+            .tokens
+            .iter()
+            .zip(&self.texts)
+            .filter(|(&t, text)| t != 0 && text.is_some())
+            .map(|(&t, _)| t)
+            .collect();
+        (0..tokens.len() as u32)
+            .filter(|&i| !held.contains(&tokens[i as usize]))
             .collect()
     }
 
