@@ -258,6 +258,39 @@ test("searchSessions and SessionSearch give filterAndSortSessions over the refer
 	}
 });
 
+test("typing a query a key at a time, and deleting back, gives the reference's results at every key (seeded)", async () => {
+	// Each search goes on from what the keystrokes before it found (the
+	// first occurrence of a word's prefix and the bytes after it).
+	const rng = new Rng(SEED ^ 0x7e75);
+	const root = tempDir("search-keys");
+	try {
+		const facts = writeCorpus(rng, root, 40 + rng.int(30));
+		const refSessions = await reference.SessionManager.listAll(root);
+		const search = await SessionSearch.open({ sessionDir: root });
+		for (let q = 0; q < 40; q++) {
+			const sort = rng.pick(SORTS);
+			const nameFilter = rng.pick(FILTERS);
+			const full = rng.bool(0.3) ? `${randomQuery(rng, facts)} ${randomQuery(rng, facts)}` : randomQuery(rng, facts);
+			const keys = [...full];
+			let typed = "";
+			for (let k = 0; k < keys.length; k++) {
+				typed += keys[k];
+				compareQuery(search, refSessions, typed, sort, nameFilter, `seed ${SEED} keys #${q} at ${k}`);
+				if (rng.bool(0.1)) {
+					// Backspace a few keys (UTF-16 units: halves of pairs too), then type on.
+					for (let b = 1 + rng.int(3); b > 0 && typed; b--) {
+						typed = typed.slice(0, -1);
+						compareQuery(search, refSessions, typed, sort, nameFilter, `seed ${SEED} keys #${q} back at ${k}`);
+					}
+				}
+			}
+		}
+		search.close();
+	} finally {
+		fs.rmSync(root, { recursive: true, force: true });
+	}
+});
+
 test("SessionSearch.refresh picks up appended, new and deleted files (seeded)", async () => {
 	const rng = new Rng(SEED ^ 0x5eed);
 	const root = tempDir("search-refresh");
@@ -299,9 +332,13 @@ test("texts the listing cache does not hold go over as strings and search the sa
 		const refSessions = await reference.SessionManager.listAll(root);
 		// Token 0 names no version: every text comes from the reference's own strings.
 		const index = new binding.SessionSearchIndex(true);
+		const tokens = new Float64Array(refSessions.length);
+		const unheld = index.unheld(tokens);
+		assert.equal(unheld.length, refSessions.length);
 		const missing = index.setSessions(
-			refSessions.map((s) => s.path),
-			new Float64Array(refSessions.length),
+			Array.from(unheld, (i) => refSessions[i].path),
+			unheld,
+			tokens,
 			Float64Array.from(refSessions, (s) => s.modified.getTime()),
 		);
 		assert.equal(missing.length, refSessions.length);

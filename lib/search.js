@@ -56,10 +56,12 @@ function idForNative(id) {
  * replaced that version meanwhile) go over as strings.
  */
 function indexSessions(index, sessions) {
-  const paths = sessions.map((s) => s.path);
   const tokens = Float64Array.from(sessions, listing.listingToken);
   const modified = Float64Array.from(sessions, (s) => s.modified.getTime());
-  for (const i of index.setSessions(paths, tokens, modified)) {
+  // Paths only for the versions the index does not hold already.
+  const unheld = index.unheld(tokens);
+  const paths = Array.from(unheld, (i) => sessions[i].path);
+  for (const i of index.setSessions(paths, unheld, tokens, modified)) {
     const s = sessions[i];
     index.setSessionText(i, s.name ?? undefined, idForNative(s.id), s.cwd, s.allMessagesText);
   }
@@ -122,7 +124,6 @@ function runSearch(index, sessions, query, sort, nameFilter) {
 const CONSTRUCT = Symbol('SessionSearch');
 /** For the tests: `matchSession`'s scores of a token query (see scoresOf). */
 const SCORES = Symbol('SessionSearch scores');
-const ONCE = Symbol('SessionSearch once');
 
 /**
  * The sessions of a folder (or of every folder), searchable on every
@@ -138,21 +139,17 @@ class SessionSearch {
   #started = 0;
   #applied = 0;
 
-  constructor(key, source, trigrams = true) {
+  constructor(key, source) {
     if (key !== CONSTRUCT) throw new TypeError('Use SessionSearch.open()');
     this.#source = source;
-    this.#index = new native.SessionSearchIndex(trigrams);
+    this.#index = new native.SessionSearchIndex(true);
   }
 
   /** Lists `cwd`'s sessions (`list(cwd, sessionDir)`), or all (`listAll(sessionDir)`). */
   static async open(options = {}) {
-    return SessionSearch.#open(options, true);
-  }
-
-  static async #open(options, trigrams) {
     checkOptions(options);
     const source = { cwd: options.cwd, sessionDir: options.sessionDir };
-    const search = new SessionSearch(CONSTRUCT, source, trigrams);
+    const search = new SessionSearch(CONSTRUCT, source);
     await search.refresh({ onProgress: options.onProgress, signal: options.signal });
     return search;
   }
@@ -193,11 +190,6 @@ class SessionSearch {
    * For the tests: the sessions a token query matches, in order, with the
    * scores `matchSession` gives them (or `{ throwsAt }`).
    */
-  /** One search: no trigram filters (making them costs more than they save once). */
-  static [ONCE](options) {
-    return SessionSearch.#open(options, false);
-  }
-
   [SCORES](query, nameFilter = 'all') {
     this.#check();
     const result = this.#index.search(query, false, nameFilter === 'named', true);
@@ -224,13 +216,16 @@ async function searchSessions(query, options = {}) {
   const { sort = 'relevance', nameFilter = 'all', signal } = options;
   checkChoice('sort', sort, SORTS);
   checkChoice('nameFilter', nameFilter, NAME_FILTERS);
-  const search = await SessionSearch[ONCE](options);
-  try {
-    signal?.throwIfAborted();
-    return search.search(query, sort, nameFilter);
-  } finally {
-    search.close();
-  }
+  const sessions = await listSessions(options, options.onProgress, signal);
+  signal?.throwIfAborted();
+  // One index for every one-shot search of the process: a listing like the
+  // last one (most files unchanged) is indexed again from the texts it holds.
+  oneShotIndex ??= new native.SessionSearchIndex(false);
+  indexSessions(oneShotIndex, sessions);
+  return runSearch(oneShotIndex, sessions, query, sort, nameFilter);
 }
+
+/** The index of one-shot searches: no trigram filters (making them costs more than they save once). */
+let oneShotIndex;
 
 module.exports = { SessionSearch, searchSessions, SCORES };

@@ -1981,28 +1981,46 @@ impl SessionSearchIndex {
         }
     }
 
-    /// Sets the sessions in the listing's order: each one's path and listing
-    /// token, and `modified.getTime()`. Returns the indices whose texts the
-    /// listing cache does not hold (JavaScript then sets them from strings).
+    /// Of the listing tokens given, the indices whose texts this index does
+    /// not hold: `setSessions` needs their paths.
+    #[napi(catch_unwind)]
+    pub fn unheld(&self, tokens: Float64Array) -> Uint32Array {
+        let tokens: Vec<u64> = tokens.iter().map(|&t| t as u64).collect();
+        self.catalog.unheld(&tokens).into()
+    }
+
+    /// Sets the sessions in the listing's order: each one's listing token
+    /// and `modified.getTime()`, and the paths of those at `path_indices`
+    /// (see `unheld`). Returns the indices whose texts the listing cache
+    /// does not hold either (JavaScript then sets them from strings).
     #[napi(catch_unwind)]
     pub fn set_sessions(
         &mut self,
         env: &Env,
         paths: Vec<String>,
+        path_indices: Uint32Array,
         tokens: Float64Array,
         modified: Float64Array,
     ) -> Uint32Array {
         let files: Vec<(std::path::PathBuf, u64)> = paths
             .into_iter()
-            .zip(tokens.iter())
-            .map(|(path, &token)| (path.into(), token as u64))
+            .zip(path_indices.iter())
+            .map(|(path, &i)| (path.into(), tokens.get(i as usize).map_or(0, |&t| t as u64)))
             .collect();
+        // One lock for all; the texts are made on the catalog's threads.
+        let mut versions: Vec<Option<scanner::CachedText>> = tokens.iter().map(|_| None).collect();
+        for (&i, version) in path_indices.iter().zip(SUMMARY_CACHE.versions(&files)) {
+            if let Some(slot) = versions.get_mut(i as usize) {
+                *slot = version;
+            }
+        }
+        let indexed: Vec<(usize, u64)> = tokens.iter().map(|&t| t as u64).enumerate().collect();
         let missing = self.catalog.set_sessions(
-            &files,
+            &indexed,
             modified.to_vec(),
             self.trigrams,
             crate::parallel::threads(),
-            |path, token| SUMMARY_CACHE.search_text(path, token),
+            |&i, _| versions[i].as_ref()?.search_text(),
         );
         self.report_memory(env);
         missing.into()

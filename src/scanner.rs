@@ -211,6 +211,16 @@ impl CachedUsage {
     }
 }
 
+/// A cached version of a file, for its search text.
+pub struct CachedText(Arc<CacheEntry>);
+
+impl CachedText {
+    /// What a search reads of this version, made once per version.
+    pub fn search_text(&self) -> Option<Arc<SessionText>> {
+        self.0.search_text()
+    }
+}
+
 fn checksum(bytes: &[u8]) -> u64 {
     // Enough to tell a torn or foreign file from ours, at memory speed (the
     // listing cache is about 5% of the sessions' bytes; FNV-1a took 0.2 s for
@@ -518,13 +528,24 @@ impl SummaryCache {
         }
     }
 
-    /// The search text of the version of `path` that `token` names, made
-    /// once per version (outside the cache's lock); `None` if the cache holds
-    /// another version or none.
-    pub fn search_text(&self, path: &Path, token: u64) -> Option<Arc<SessionText>> {
-        self.get(path)
-            .filter(|entry| entry.token == token)?
-            .search_text()
+    /// The versions `(path, token)` the cache holds, under one lock (the
+    /// search texts are then made or taken outside it, see `CachedText`).
+    pub fn versions(&self, files: &[(PathBuf, u64)]) -> Vec<Option<CachedText>> {
+        let Ok(map) = self.entries.lock() else {
+            return files.iter().map(|_| None).collect();
+        };
+        files
+            .iter()
+            .map(|(path, token)| {
+                // An entry still stored has no token yet: no caller holds its version.
+                match map.get(path.as_os_str()) {
+                    Some(Slot::Ready(entry)) if entry.token == *token => {
+                        Some(CachedText(entry.clone()))
+                    }
+                    _ => None,
+                }
+            })
+            .collect()
     }
 
     fn get(&self, path: &Path) -> Option<Arc<CacheEntry>> {

@@ -11,7 +11,7 @@
 //! `re:` patterns are JavaScript regular expressions: the binding's caller
 //! runs them in V8 and hands the tiers back to `Catalog::rank`.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::json::{self, JsValue};
 use crate::jsstring::{self as js, is_js_whitespace_unit};
@@ -56,41 +56,103 @@ pub struct SessionText {
     /// The text with its whitespace collapsed (for phrases), made on the
     /// first phrase search; `None` when it is the same as `text`.
     text_collapsed: OnceLock<Option<Vec<u8>>>,
-    /// Which byte trigrams `text` holds (a one-hash Bloom filter), made for
-    /// pickers: a word none of whose trigrams is missing is searched for.
-    trigrams: OnceLock<Trigrams>,
+    /// Which trigram buckets `text` holds, made for pickers (see
+    /// `SessionFilter`); kept with the text, so a refresh reuses it.
+    signature: OnceLock<Signature>,
 }
 
-/// A set of byte trigrams, as bits (a Bloom filter with one hash): no false
-/// negatives, about one false positive in six per trigram at two bits per
-/// byte of text.
-#[derive(Debug)]
-struct Trigrams {
-    bits: Box<[u64]>,
-    shift: u32,
-}
+/// Buckets of a trigram signature: a session's signature has the bucket of
+/// each byte trigram of its text set (one hash, no false negatives). The
+/// median listed session has ~1,200 distinct trigrams, ~7% of the buckets.
+const SIG_BITS: usize = 1 << 14;
+const SIG_WORDS: usize = SIG_BITS / 64;
 
 fn trigram_key(w: &[u8]) -> u64 {
     (w[0] as u64 | (w[1] as u64) << 8 | (w[2] as u64) << 16).wrapping_mul(0x9e37_79b9_7f4a_7c15)
 }
 
-impl Trigrams {
-    fn of(text: &[u8]) -> Trigrams {
-        let bits = (text.len() * 2).next_power_of_two().max(512);
-        let shift = 64 - bits.trailing_zeros();
-        let mut words = vec![0u64; bits / 64].into_boxed_slice();
+fn trigram_bucket(key: u64) -> usize {
+    (key >> (64 - SIG_BITS.trailing_zeros())) as usize
+}
+
+/// Which trigram buckets a text holds.
+#[derive(Debug)]
+struct Signature(Box<[u64; SIG_WORDS]>);
+
+impl Signature {
+    fn of(text: &[u8]) -> Signature {
+        let mut words = Box::new([0u64; SIG_WORDS]);
         for w in text.windows(3) {
-            let h = trigram_key(w) >> shift;
-            words[(h >> 6) as usize] |= 1 << (h & 63);
+            let b = trigram_bucket(trigram_key(w));
+            words[b >> 6] |= 1 << (b & 63);
         }
-        Trigrams { bits: words, shift }
+        Signature(words)
     }
 
-    fn may_hold(&self, keys: &[u64]) -> bool {
-        keys.iter().all(|&k| {
-            let h = k >> self.shift;
-            self.bits[(h >> 6) as usize] & (1 << (h & 63)) != 0
+    /// The buckets set, in order.
+    fn buckets(&self) -> impl Iterator<Item = usize> + '_ {
+        self.0.iter().enumerate().flat_map(|(k, &word)| {
+            let mut w = word;
+            std::iter::from_fn(move || {
+                (w != 0).then(|| {
+                    let bit = w.trailing_zeros() as usize;
+                    w &= w - 1;
+                    k * 64 + bit
+                })
+            })
         })
+    }
+}
+
+/// The signatures of a catalog's sessions transposed: for each block of 64
+/// sessions and each bucket, which of them hold it. A needle's trigrams then
+/// give, with a few reads a block, the sessions whose text may hold it,
+/// without touching each session's own memory.
+struct SessionFilter {
+    /// `blocks[j * SIG_BITS + b]`, bit `k`: session `64 j + k` has bucket `b`.
+    blocks: Vec<u64>,
+}
+
+impl SessionFilter {
+    fn of(texts: &[Option<Arc<SessionText>>]) -> SessionFilter {
+        use rayon::prelude::*;
+        let n_blocks = texts.len().div_ceil(64);
+        let mut blocks = vec![0u64; n_blocks * SIG_BITS];
+        blocks
+            .par_chunks_mut(SIG_BITS)
+            .enumerate()
+            .for_each(|(j, block)| {
+                for (k, text) in texts[j * 64..texts.len().min(j * 64 + 64)]
+                    .iter()
+                    .enumerate()
+                {
+                    let Some(text) = text else { continue };
+                    let bit = 1u64 << k;
+                    match text.signature() {
+                        Some(sig) => sig.buckets().for_each(|b| block[b] |= bit),
+                        // No signature: it may hold anything.
+                        None => block.iter_mut().for_each(|w| *w |= bit),
+                    }
+                }
+            });
+        SessionFilter { blocks }
+    }
+
+    /// Sessions whose text may hold every bucket of `keys` (one bit each);
+    /// `None` when there are no keys (everything may match).
+    fn may_hold(&self, keys: &[u64]) -> Option<Vec<u64>> {
+        if keys.is_empty() {
+            return None;
+        }
+        let mut buckets: Vec<usize> = keys.iter().map(|&k| trigram_bucket(k)).collect();
+        buckets.sort_unstable();
+        buckets.dedup();
+        Some(
+            self.blocks
+                .chunks_exact(SIG_BITS)
+                .map(|block| buckets.iter().fold(u64::MAX, |acc, &b| acc & block[b]))
+                .collect(),
+        )
     }
 }
 
@@ -148,7 +210,7 @@ impl SessionText {
             cwd_collapsed,
             text: js::to_lowercase_wtf8(text),
             text_collapsed: OnceLock::new(),
-            trigrams: OnceLock::new(),
+            signature: OnceLock::new(),
         }
     }
 
@@ -167,13 +229,17 @@ impl SessionText {
             .get()
             .and_then(Option::as_ref)
             .map_or(0, Vec::len);
-        let trigrams = self.trigrams.get().map_or(0, |t| t.bits.len() * 8);
-        std::mem::size_of::<Self>() + 2 * units + self.text.len() + collapsed + trigrams
+        let signature = self.signature.get().map_or(0, |_| SIG_WORDS * 8);
+        std::mem::size_of::<Self>() + 2 * units + self.text.len() + collapsed + signature
     }
 
-    /// Makes the trigram filter (for a picker's repeated searches).
+    /// Makes the trigram signature (for a picker's repeated searches).
     pub fn index_trigrams(&self) {
-        self.trigrams.get_or_init(|| Trigrams::of(&self.text));
+        self.signature.get_or_init(|| Signature::of(&self.text));
+    }
+
+    fn signature(&self) -> Option<&Signature> {
+        self.signature.get()
     }
 
     fn text_collapsed(&self) -> &[u8] {
@@ -364,11 +430,92 @@ fn fuzzy_match(query: &[u16], swapped: Option<&[u16]>, text: &[u16]) -> Option<f
 // ---------------------------------------------------------------------------
 // Matching sessions.
 
+/// What an earlier search learnt of where a needle first occurs in one
+/// session's text. A search leaves the exact first occurrence and the bytes
+/// after it; a longer needle that starts with that one occurs no earlier, and
+/// right there if the bytes after it are its rest: a picker's next keystroke
+/// then needs no look at the text.
+#[derive(Clone, Copy)]
+struct Hint {
+    /// The first occurrence is at or after this byte (`exact`: at it), or
+    /// nowhere (`NOWHERE`).
+    pos: u32,
+    exact: bool,
+    /// With `exact`: up to 8 bytes of the text after the occurrence, and
+    /// whether the text ends after them.
+    after: [u8; 8],
+    after_len: u8,
+    ends: bool,
+}
+
+const NOWHERE: u32 = u32::MAX;
+
+impl Hint {
+    const UNKNOWN: Hint = Hint {
+        pos: 0,
+        exact: false,
+        after: [0; 8],
+        after_len: 0,
+        ends: false,
+    };
+    const NOWHERE: Hint = Hint {
+        pos: NOWHERE,
+        ..Hint::UNKNOWN
+    };
+
+    /// The first occurrence of `needle_len` bytes found at `pos` of `text`.
+    fn found(text: &[u8], pos: usize, needle_len: usize) -> Hint {
+        let Ok(at) = u32::try_from(pos) else {
+            return Hint::UNKNOWN;
+        };
+        let rest = &text[pos + needle_len..];
+        let n = rest.len().min(8);
+        let mut after = [0; 8];
+        after[..n].copy_from_slice(&rest[..n]);
+        Hint {
+            pos: at,
+            exact: true,
+            after,
+            after_len: n as u8,
+            ends: rest.len() <= 8,
+        }
+    }
+
+    /// This hint of a needle, for the needle followed by `ext`.
+    fn extended(self, ext: &[u8]) -> Hint {
+        if ext.is_empty() || self.pos == NOWHERE || !self.exact {
+            return self;
+        }
+        let n = self.after_len as usize;
+        let lower = |pos: u32| Hint {
+            pos,
+            ..Hint::UNKNOWN
+        };
+        if ext.len() <= n && self.after[..ext.len()] == *ext {
+            let mut after = [0; 8];
+            after[..n - ext.len()].copy_from_slice(&self.after[ext.len()..n]);
+            return Hint {
+                after,
+                after_len: (n - ext.len()) as u8,
+                ..self
+            };
+        }
+        let k = ext.len().min(n);
+        if self.after[..k] != ext[..k] || self.ends {
+            // Not at this occurrence: later, if anywhere.
+            return lower(self.pos.saturating_add(1).min(NOWHERE - 1));
+        }
+        lower(self.pos)
+    }
+}
+
 /// A lowercased needle, ready for the text (WTF-8) and the short fields (UTF-16).
 struct Needle {
     units: Vec<u16>,
-    /// Trigram keys of the WTF-8 needle (none when it is shorter or has a
-    /// lone surrogate).
+    /// The needle as WTF-8.
+    bytes: Vec<u8>,
+    /// Trigram keys of the WTF-8 needle without a space: those a text holds
+    /// also with its whitespace collapsed (none when it has a lone surrogate).
     trigrams: Vec<u64>,
     /// A finder over WTF-8, when the needle has no lone surrogate.
     finder: Option<memchr::memmem::Finder<'static>>,
@@ -380,7 +527,11 @@ impl Needle {
         let well_formed = !js::has_lone_surrogate(&units);
         let bytes = js::utf16_to_wtf8(&units);
         let trigrams = if well_formed {
-            bytes.windows(3).map(trigram_key).collect()
+            bytes
+                .windows(3)
+                .filter(|w| !w.contains(&b' '))
+                .map(trigram_key)
+                .collect()
         } else {
             Vec::new()
         };
@@ -388,34 +539,62 @@ impl Needle {
         let swapped = swapped_query(&units);
         Needle {
             units,
+            bytes,
             trigrams,
             finder,
             swapped,
         }
     }
 
-    /// In the session's lowercased text (not the collapsed one).
-    fn in_session_text(&self, s: &SessionText) -> bool {
-        if let Some(trigrams) = s.trigrams.get() {
-            if !trigrams.may_hold(&self.trigrams) {
-                return false;
-            }
-        }
-        self.in_text(&s.text)
-    }
-
-    fn in_text(&self, text: &[u8]) -> bool {
-        match &self.finder {
-            Some(finder) => finder.find(text).is_some(),
+    /// In `text` (the session's lowercased text, or that collapsed for a
+    /// phrase); `maybe` is false when the text's trigrams rule it out. `hint`
+    /// is read and updated.
+    /// `text` is only read (or, for a phrase, made) when it must be.
+    fn in_text<'t>(&self, text: impl FnOnce() -> &'t [u8], maybe: bool, hint: &mut Hint) -> bool {
+        let Some(finder) = &self.finder else {
             // A lone surrogate may match half of a pair: compare UTF-16.
-            None => contains_units(&js::wtf8_to_utf16(text), &self.units),
+            return contains_units(&js::wtf8_to_utf16(text()), &self.units);
+        };
+        if !maybe || hint.pos == NOWHERE {
+            *hint = Hint::NOWHERE;
+            return false;
+        }
+        if hint.exact {
+            return true;
+        }
+        let text = text();
+        let from = text
+            .get(hint.pos as usize..)
+            .map_or(0, |_| hint.pos as usize);
+        match finder.find(&text[from..]) {
+            Some(p) => {
+                *hint = Hint::found(text, from + p, self.bytes.len());
+                true
+            }
+            None => {
+                *hint = Hint::NOWHERE;
+                false
+            }
         }
     }
 }
 
-enum Prepared {
-    Word(Needle),
-    Phrase(Needle),
+struct Prepared {
+    phrase: bool,
+    needle: Needle,
+    /// Sessions whose text may hold the needle (a bit each), when known.
+    maybe: Option<Vec<u64>>,
+    /// Hints of every session for this needle, from an earlier search for
+    /// a needle it starts with (or unknown).
+    hints: Vec<Hint>,
+}
+
+impl Prepared {
+    fn maybe(&self, session: usize) -> bool {
+        self.maybe
+            .as_ref()
+            .is_none_or(|bits| bits[session >> 6] & (1 << (session & 63)) != 0)
+    }
 }
 
 /// `session.id.toLowerCase()` threw.
@@ -423,34 +602,48 @@ struct Throws;
 
 type TokenScore = Result<Option<f64>, Throws>;
 
-fn id_contains(id: &SessionId, needle: &[u16]) -> Result<bool, Throws> {
-    match id {
-        SessionId::Str(id) => Ok(contains_units(id, needle)),
-        _ => Err(Throws),
+/// One session's short fields (from the catalog's `ShortFields`, next to
+/// the other sessions': a search walks them in order) and its text.
+struct View<'a> {
+    name: Option<&'a [u16]>,
+    name_collapsed: &'a [u16],
+    /// `None`: an id that is not a string (lowercasing it throws).
+    id: Option<&'a [u16]>,
+    cwd: &'a [u16],
+    cwd_collapsed: &'a [u16],
+    text: &'a SessionText,
+}
+
+impl View<'_> {
+    fn id_contains(&self, needle: &[u16]) -> Result<bool, Throws> {
+        self.id.map(|id| contains_units(id, needle)).ok_or(Throws)
     }
 }
 
 /// `matchLiteralToken`.
-fn match_literal(s: &SessionText, v: &Needle) -> TokenScore {
-    if let Some(name) = &s.name {
+fn match_literal(s: &View, v: &Needle, maybe: bool, hint: &mut Hint) -> TokenScore {
+    if let Some(name) = s.name {
         if contains_units(name, &v.units) {
             let score = fuzzy_match(&v.units, None, name).unwrap_or(0.0);
             return Ok(Some(tier_score(TIER_NAME, score)));
         }
     }
-    if id_contains(&s.id, &v.units)? || v.in_session_text(s) || contains_units(&s.cwd, &v.units) {
+    if s.id_contains(&v.units)?
+        || v.in_text(|| &s.text.text, maybe, hint)
+        || contains_units(s.cwd, &v.units)
+    {
         return Ok(Some(tier_score(TIER_TEXT, 0.0)));
     }
     Ok(None)
 }
 
 /// `matchFuzzyToken`.
-fn match_word(s: &SessionText, v: &Needle) -> TokenScore {
-    if let Some(score) = match_literal(s, v)? {
+fn match_word(s: &View, v: &Needle, maybe: bool, hint: &mut Hint) -> TokenScore {
+    if let Some(score) = match_literal(s, v, maybe, hint)? {
         return Ok(Some(score));
     }
     let mut best: Option<f64> = None;
-    for field in [s.name.as_deref().unwrap_or(&[]), &s.cwd] {
+    for field in [s.name.unwrap_or(&[]), s.cwd] {
         if let Some(score) = fuzzy_match(&v.units, v.swapped.as_deref(), field) {
             if best.is_none_or(|b| score < b) {
                 best = Some(score);
@@ -461,14 +654,14 @@ fn match_word(s: &SessionText, v: &Needle) -> TokenScore {
 }
 
 /// `matchPhraseToken`.
-fn match_phrase(s: &SessionText, p: &Needle) -> TokenScore {
-    if contains_units(&s.name_collapsed, &p.units) {
-        let score = fuzzy_match(&p.units, None, &s.name_collapsed).unwrap_or(0.0);
+fn match_phrase(s: &View, p: &Needle, maybe: bool, hint: &mut Hint) -> TokenScore {
+    if contains_units(s.name_collapsed, &p.units) {
+        let score = fuzzy_match(&p.units, None, s.name_collapsed).unwrap_or(0.0);
         return Ok(Some(tier_score(TIER_NAME, score)));
     }
-    if id_contains(&s.id, &p.units)?
-        || p.in_text(s.text_collapsed())
-        || contains_units(&s.cwd_collapsed, &p.units)
+    if s.id_contains(&p.units)?
+        || p.in_text(|| s.text.text_collapsed(), maybe, hint)
+        || contains_units(s.cwd_collapsed, &p.units)
     {
         return Ok(Some(tier_score(TIER_TEXT, 0.0)));
     }
@@ -481,13 +674,16 @@ enum Outcome {
     Throws,
 }
 
-/// `matchSession` in token mode.
-fn match_session(s: &SessionText, tokens: &[Prepared]) -> Outcome {
+/// `matchSession` in token mode, of session `index`; `hints` has one per
+/// token (tokens after a miss are not looked at: theirs stay as they are).
+fn match_session(s: &View, index: usize, tokens: &[Prepared], hints: &mut [Hint]) -> Outcome {
     let mut total = 0.0;
-    for token in tokens {
-        let score = match token {
-            Prepared::Word(v) => match_word(s, v),
-            Prepared::Phrase(p) => match_phrase(s, p),
+    for (token, hint) in tokens.iter().zip(hints) {
+        let maybe = token.maybe(index);
+        let score = if token.phrase {
+            match_phrase(s, &token.needle, maybe, hint)
+        } else {
+            match_word(s, &token.needle, maybe, hint)
         };
         match score {
             Ok(Some(score)) => total += score,
@@ -498,20 +694,103 @@ fn match_session(s: &SessionText, tokens: &[Prepared]) -> Outcome {
     Outcome::Hit(total)
 }
 
-fn prepare(tokens: Vec<Token>) -> Vec<Prepared> {
+fn prepare(tokens: Vec<Token>) -> Vec<(bool, Needle)> {
     tokens
         .into_iter()
         .filter_map(|t| {
             let lower = js::to_lowercase_utf16(&t.value);
             if t.phrase {
                 let phrase = js::collapse_whitespace_utf16(&lower);
-                (!phrase.is_empty()).then(|| Prepared::Phrase(Needle::new(phrase)))
+                (!phrase.is_empty()).then(|| (true, Needle::new(phrase)))
             } else {
-                Some(Prepared::Word(Needle::new(lower)))
+                Some((false, Needle::new(lower)))
             }
         })
         .collect()
 }
+
+/// The short fields of every session of a catalog, in one buffer in the
+/// sessions' order (a search reads them all; scattered, each would cost a
+/// cache miss).
+#[derive(Default)]
+struct ShortFields {
+    units: Vec<u16>,
+    sessions: Vec<Short>,
+}
+
+/// Where a session's fields are in `ShortFields::units`: name, collapsed
+/// name, id, cwd, collapsed cwd, one after the other from `start`.
+struct Short {
+    start: usize,
+    /// Lengths; `ABSENT` for an undefined name or an id that is not a
+    /// string.
+    lens: [u32; 5],
+    named: bool,
+}
+
+const ABSENT: u32 = u32::MAX;
+
+impl ShortFields {
+    fn of(texts: &[Option<Arc<SessionText>>]) -> ShortFields {
+        let mut fields = ShortFields::default();
+        for text in texts {
+            let start = fields.units.len();
+            let mut lens = [0; 5];
+            let mut named = false;
+            if let Some(t) = text {
+                let id = match &t.id {
+                    SessionId::Str(id) => Some(id.as_slice()),
+                    _ => None,
+                };
+                let parts = [
+                    t.name.as_deref(),
+                    Some(&t.name_collapsed),
+                    id,
+                    Some(&t.cwd),
+                    Some(&t.cwd_collapsed),
+                ];
+                for (len, part) in lens.iter_mut().zip(parts) {
+                    *len = part.map_or(ABSENT, |p| p.len() as u32);
+                    fields.units.extend_from_slice(part.unwrap_or(&[]));
+                }
+                named = t.named;
+            }
+            fields.sessions.push(Short { start, lens, named });
+        }
+        fields
+    }
+
+    fn view<'a>(&'a self, index: usize, text: &'a SessionText) -> View<'a> {
+        let short = &self.sessions[index];
+        let mut at = short.start;
+        let mut parts = short.lens.map(|len| {
+            let n = if len == ABSENT { 0 } else { len as usize };
+            let part = &self.units[at..at + n];
+            at += n;
+            (len != ABSENT).then_some(part)
+        });
+        let mut take = |k: usize| parts[k].take();
+        View {
+            name: take(0),
+            name_collapsed: take(1).unwrap_or(&[]),
+            id: take(2),
+            cwd: take(3).unwrap_or(&[]),
+            cwd_collapsed: take(4).unwrap_or(&[]),
+            text,
+        }
+    }
+}
+
+/// The text hints of a needle searched before, per session.
+struct Memo {
+    phrase: bool,
+    bytes: Vec<u8>,
+    hints: Arc<Vec<Hint>>,
+}
+
+/// Needles whose hints are kept: the words of the last few keystrokes (so
+/// that typing on, and deleting back, go on from what was found).
+const MEMOS: usize = 16;
 
 /// `f(0..n)` in order, on rayon's threads when `parallel`. Rayon's caller
 /// runs the work nobody took: on a busy machine a search never waits for a
@@ -522,6 +801,30 @@ fn map_parallel<T: Send>(n: usize, parallel: bool, f: impl Fn(usize) -> T + Sync
         return (0..n).map(f).collect();
     }
     (0..n).into_par_iter().with_min_len(32).map(&f).collect()
+}
+
+/// `f(k, chunk k)` over `items` cut in chunks of `stride`, in order, as
+/// `map_parallel`.
+fn map_chunks<I: Send, T: Send>(
+    items: &mut [I],
+    stride: usize,
+    parallel: bool,
+    f: impl Fn(usize, &mut [I]) -> T + Sync,
+) -> Vec<T> {
+    use rayon::prelude::*;
+    if !parallel || items.len() < 2 * stride {
+        return items
+            .chunks_mut(stride)
+            .enumerate()
+            .map(|(k, c)| f(k, c))
+            .collect();
+    }
+    items
+        .par_chunks_mut(stride)
+        .enumerate()
+        .with_min_len(32)
+        .map(|(k, c)| f(k, c))
+        .collect()
 }
 
 /// Text below which a search stays on the calling thread.
@@ -558,6 +861,13 @@ pub struct Catalog {
     modified: Vec<f64>,
     tokens: Vec<u64>,
     text_bytes: usize,
+    /// A picker's catalog: trigram signatures and their `SessionFilter`.
+    trigrams: bool,
+    filter: OnceLock<SessionFilter>,
+    short: OnceLock<ShortFields>,
+    /// Hints of the needles searched last (see `NOWHERE`), newest first;
+    /// cleared when the texts change.
+    memos: Mutex<Vec<Memo>>,
 }
 
 impl Catalog {
@@ -574,6 +884,19 @@ impl Catalog {
         threads: usize,
         lookup: impl Fn(&P, u64) -> Option<Arc<SessionText>> + Sync,
     ) -> Vec<u32> {
+        let unchanged = files.len() == self.tokens.len()
+            && (self.trigrams || !trigrams)
+            && files
+                .iter()
+                .zip(&self.tokens)
+                .all(|((_, t), held)| t == held && *t != 0)
+            && self.texts.iter().all(Option::is_some);
+        if unchanged {
+            // The same versions: texts, filter, short fields and hints stay.
+            self.modified = modified;
+            self.modified.resize(self.texts.len(), f64::NAN);
+            return Vec::new();
+        }
         let held: foldhash::HashMap<u64, Arc<SessionText>> = self
             .tokens
             .iter()
@@ -590,12 +913,29 @@ impl Catalog {
             text
         });
         self.tokens = files.iter().map(|(_, t)| *t).collect();
+        self.trigrams = trigrams;
+        self.texts_changed();
         self.modified = modified;
         self.texts = texts;
         self.modified.resize(self.texts.len(), f64::NAN);
         self.text_bytes = self.texts.iter().flatten().map(|t| t.text.len()).sum();
         (0..self.texts.len() as u32)
             .filter(|&i| self.texts[i as usize].is_none())
+            .collect()
+    }
+
+    /// Indices of `tokens` whose texts this catalog does not hold (for
+    /// `set_sessions`' lookup to find).
+    pub fn unheld(&self, tokens: &[u64]) -> Vec<u32> {
+        let held: foldhash::HashSet<u64> = self
+            .tokens
+            .iter()
+            .zip(&self.texts)
+            .filter(|(&t, text)| t != 0 && text.is_some())
+            .map(|(&t, _)| t)
+            .collect();
+        (0..tokens.len() as u32)
+            .filter(|&i| !held.contains(&tokens[i as usize]))
             .collect()
     }
 
@@ -608,6 +948,73 @@ impl Catalog {
             self.text_bytes += text.text.len();
             *slot = Some(Arc::new(text));
         }
+        self.texts_changed();
+    }
+
+    fn texts_changed(&mut self) {
+        self.filter = OnceLock::new();
+        self.short = OnceLock::new();
+        self.memos = Mutex::default();
+    }
+
+    /// Filters and hints for the needles of a query.
+    fn prepared(&self, needles: Vec<(bool, Needle)>) -> Vec<Prepared> {
+        let filter = self
+            .trigrams
+            .then(|| self.filter.get_or_init(|| SessionFilter::of(&self.texts)));
+        let memos = self.memos.lock().unwrap_or_else(|e| e.into_inner());
+        needles
+            .into_iter()
+            .map(|(phrase, needle)| {
+                let parent = memos
+                    .iter()
+                    .filter(|m| {
+                        needle.finder.is_some()
+                            && m.phrase == phrase
+                            && needle.bytes.starts_with(&m.bytes)
+                    })
+                    .max_by_key(|m| m.bytes.len());
+                let hints = match parent {
+                    Some(m) => {
+                        let ext = &needle.bytes[m.bytes.len()..];
+                        m.hints.iter().map(|h| h.extended(ext)).collect()
+                    }
+                    None => vec![Hint::UNKNOWN; self.texts.len()],
+                };
+                Prepared {
+                    phrase,
+                    maybe: filter.and_then(|f| f.may_hold(&needle.trigrams)),
+                    hints,
+                    needle,
+                }
+            })
+            .collect()
+    }
+
+    /// Keeps the hints a search left, per session (`hints` per candidate and
+    /// token; sessions not searched keep those it started from).
+    fn remember(&self, tokens: Vec<Prepared>, candidates: &[u32], hints: &[Hint]) {
+        let stride = tokens.len().max(1);
+        let mut memos = self.memos.lock().unwrap_or_else(|e| e.into_inner());
+        for (t, token) in tokens.into_iter().enumerate() {
+            if token.needle.finder.is_none() {
+                continue;
+            }
+            let mut all = token.hints;
+            for (k, &i) in candidates.iter().enumerate() {
+                all[i as usize] = hints[k * stride + t];
+            }
+            memos.retain(|m| m.phrase != token.phrase || m.bytes != token.needle.bytes);
+            memos.insert(
+                0,
+                Memo {
+                    phrase: token.phrase,
+                    bytes: token.needle.bytes,
+                    hints: Arc::new(all),
+                },
+            );
+        }
+        memos.truncate(MEMOS);
     }
 
     pub fn len(&self) -> usize {
@@ -624,9 +1031,17 @@ impl Catalog {
         self.texts.iter().flatten().map(|t| t.memory()).sum()
     }
 
+    fn short(&self) -> &ShortFields {
+        self.short.get_or_init(|| ShortFields::of(&self.texts))
+    }
+
     fn candidates(&self, named: bool) -> Vec<u32> {
+        if !named {
+            return (0..self.texts.len() as u32).collect();
+        }
+        let short = self.short();
         (0..self.texts.len() as u32)
-            .filter(|&i| !named || self.texts[i as usize].as_ref().is_some_and(|t| t.named))
+            .filter(|&i| short.sessions[i as usize].named)
             .collect()
     }
 
@@ -663,15 +1078,25 @@ impl Catalog {
                     candidates,
                 }
             }
-            Query::Tokens(tokens) => prepare(tokens),
+            Query::Tokens(tokens) => self.prepared(prepare(tokens)),
         };
         let parallel = threads > 1 && self.text_bytes >= PARALLEL_FROM_BYTES;
-        let outcomes = map_parallel(candidates.len(), parallel, |k| {
-            match &self.texts[candidates[k] as usize] {
-                Some(text) => match_session(text, &tokens),
+        let stride = tokens.len().max(1);
+        let mut hints = vec![Hint::UNKNOWN; candidates.len() * stride];
+        for (t, token) in tokens.iter().enumerate() {
+            for (k, &i) in candidates.iter().enumerate() {
+                hints[k * stride + t] = token.hints[i as usize];
+            }
+        }
+        let short = self.short();
+        let outcomes = map_chunks(&mut hints, stride, parallel, |k, hints| {
+            let i = candidates[k] as usize;
+            match &self.texts[i] {
+                Some(text) => match_session(&short.view(i, text), i, &tokens, hints),
                 None => Outcome::Miss,
             }
         });
+        self.remember(tokens, &candidates, &hints);
         let mut matched = Vec::new();
         let mut scores = Vec::new();
         for (k, outcome) in outcomes.into_iter().enumerate() {
