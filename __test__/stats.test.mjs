@@ -599,3 +599,29 @@ m.usageReport({ sessionDir: ${JSON.stringify(dir)}, groupBy: "session", timezone
 	fs.rmSync(dir, { recursive: true, force: true });
 	fs.rmSync(cacheDir, { recursive: true, force: true });
 });
+
+test("usageReport keeps its accounting cache where PI_SESSION_NATIVE_CACHE_DIR says, with no listing before it", async () => {
+	const { execFileSync } = await import("node:child_process");
+	const root = tempDir("usage-env-cache");
+	const agentDir = path.join(root, "agent");
+	const cacheDir = path.join(root, "cache");
+	const folder = path.join(agentDir, "sessions", "--home-user-p--");
+	const sm = RefSM.create("/home/user/p", folder);
+	sm.appendMessage({ role: "user", content: "hi", timestamp: 1 });
+	sm.appendMessage({
+		role: "assistant",
+		content: [{ type: "text", text: "hello" }],
+		provider: "anthropic",
+		model: "m",
+		usage: { input: 3, output: 4, cacheRead: 0, cacheWrite: 0, totalTokens: 7, cost: { input: 0.1, output: 0.2, cacheRead: 0, cacheWrite: 0, total: 0.3 } },
+		stopReason: "stop",
+		timestamp: 2,
+	});
+	const script = `require(${JSON.stringify(path.join(REPO_ROOT, "index.js"))}).usageReport({ groupBy: "model" }).then((r) => process.stdout.write(JSON.stringify(r.totals)))`;
+	const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_SESSION_NATIVE_CACHE_DIR: cacheDir };
+	const first = JSON.parse(execFileSync(process.execPath, ["-e", script], { env, encoding: "utf8" }));
+	assert.equal(first.totalTokens, 7);
+	assert.deepEqual(fs.readdirSync(cacheDir), ["pi-session-native-usage.v1.bin"], "the accounting cache file, and no listing one");
+	const second = JSON.parse(execFileSync(process.execPath, ["-e", script], { env, encoding: "utf8" }));
+	assert.deepEqual(second, first);
+});

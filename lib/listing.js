@@ -657,6 +657,7 @@ module.exports = {
   listAll,
   withoutTexts,
   configureListing,
+  applyCacheDir,
   listingToken,
   PartialList,
   sortSessionInfos,

@@ -9,6 +9,7 @@ const fsp = require('fs/promises');
 const path = require('path');
 const native = require('./native.js');
 const paths = require('./paths.js');
+const listing = require('./listing.js');
 const { call } = require('./errors.js');
 const { accountManager } = require('./session-manager.js');
 
@@ -188,6 +189,9 @@ async function usageReport(options = {}) {
   }
   if (timezone !== undefined && typeof timezone !== 'string') throw new TypeError('timezone must be an IANA time zone name');
   signal?.throwIfAborted();
+  // The accounting cache persists where the listing's does, configured or named
+  // by PI_SESSION_NATIVE_CACHE_DIR.
+  listing.applyCacheDir();
   const { dirs, resolvedCwd } = await reportSource(cwd, sessionDir);
   const handle = await scan(dirs, onProgress, signal);
   const cwds =
