@@ -276,14 +276,24 @@ async function runUsage(command) {
 						closed = true;
 						resolve(value);
 					});
-					// The user looks, switches to by project, and closes.
-					component.handleInput("\t");
-					component.handleInput("\x1b");
+					openedBeforeData = component.data === null;
+					// The user waits for the figures, switches to by project, and closes.
+					const look = () => {
+						if (component.data === null && !component.error) {
+							setTimeout(look, 5);
+							return;
+						}
+						renders = 0;
+						component.handleInput("\t");
+						component.handleInput("\x1b");
+					};
+					look();
 				}),
 		},
 	};
+	let openedBeforeData = false;
 	await command.handler("", ctx);
-	return { notices, component, closed, renders };
+	return { notices, component, closed, renders, openedBeforeData };
 }
 
 // usageReport is beyond the reference's contract (helpers/ours.mjs): the package itself.
@@ -310,6 +320,7 @@ test("/usage: registered, and shows usageReport's today, this week, this month, 
 		const shown = await runUsage(commands.get("usage"));
 		assert.deepEqual(shown.notices, []);
 		assert.ok(shown.closed, "Escape closes the view through done()");
+		assert.ok(shown.openedBeforeData, "the view opens before the reports are in");
 		assert.ok(shown.renders >= 1, "Tab asks pi to render again");
 		const data = shown.component.data;
 		// What usageReport gives for the same periods (the day cannot have turned since:
