@@ -26,7 +26,7 @@ import os from "node:os";
 import path from "node:path";
 import { encodeCwd, writeCorpus } from "../__test__/helpers/pi-corpus.mjs";
 import { closePicker, PiWindow, pickerState, REPO_ROOT, tmuxUnavailable } from "../__test__/helpers/pi-tmux.mjs";
-import { DATA_DIR, listingPath } from "./lib/datasets.mjs";
+import { listingPath } from "./lib/datasets.mjs";
 
 const args = process.argv.slice(2);
 const option = (name, fallback) => {
@@ -96,7 +96,7 @@ function agentDir() {
 		fs.symlinkSync(from, to);
 	});
 	const files = folders.reduce((n, f) => n + fs.readdirSync(path.join(source, f)).filter((x) => x.endsWith(".jsonl")).length, 0);
-	return { dir, label: `${dataName}: ${files.toLocaleString("en-US")} files in ${folders.length} folders (${DATA_DIR}, ${how})` };
+	return { dir, label: `${dataName}: ${files.toLocaleString("en-US")} files in ${folders.length} folders (${process.env.PI_BENCH_DATA ? "PI_BENCH_DATA" : "benchmark/data"}, ${how})` };
 }
 
 const agent = agentDir();
