@@ -459,6 +459,27 @@ test("cache: a rewrite in place that grows and keeps the bytes just before the o
 	});
 });
 
+test("cache: listings of one folder that overlap, then changes, then warm listings", async () => {
+	// Each listing keeps for the next the records it answered from; overlapping
+	// listings of the same folder share them, and the last to finish decides.
+	await differential("cache: overlapping listings", async (d) => {
+		const name = (i) => `s${String(i).padStart(2, "0")}.jsonl`;
+		await d.setup((s) => {
+			fs.mkdirSync(s.sessionDir, { recursive: true });
+			for (let i = 0; i < 40; i++) fs.writeFileSync(path.join(s.sessionDir, name(i)), simpleSession(`s${i}`, i % 4 ? CWD : OTHER_CWD, { i, name: `n${i}` }));
+		});
+		await d.step("list(cwd, dir) once", (s) => s.SM.list(CWD, s.sessionDir), RF);
+		await d.step("three listings at once", (s) => Promise.all([s.SM.list(CWD, s.sessionDir), s.SM.listAll(s.sessionDir, () => {}), s.SM.list(CWD, s.sessionDir, () => {})]), RF);
+		await d.setup((s) => {
+			fs.appendFileSync(path.join(s.sessionDir, name(3)), userLine("appended", 90));
+			fs.rmSync(path.join(s.sessionDir, name(5)));
+			fs.writeFileSync(path.join(s.sessionDir, name(50)), simpleSession("s50", CWD, { i: 50, name: "new" }));
+		});
+		await d.step("two listings at once after an append, a delete and a new file", (s) => Promise.all([s.SM.list(CWD, s.sessionDir), s.SM.listAll(s.sessionDir)]), RF);
+		for (const round of [1, 2]) await d.step(`list(cwd, dir) warm, ${round}`, (s) => s.SM.list(CWD, s.sessionDir, () => {}), RF);
+	});
+});
+
 test("cache: a same-size rewrite in place with the modification time set back (beyond the brief)", async () => {
 	await differential("cache: same size, same mtime", async (d) => {
 		const file = (s) => path.join(s.sessionDir, "o.jsonl");

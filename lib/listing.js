@@ -13,7 +13,7 @@ const REFERENCE_WORKERS = 10;
 const CURRENT_SESSION_LIST_PUBLISH_INTERVAL = 10;
 const ALL_SESSION_LIST_PUBLISH_INTERVAL = 100;
 // Files handed to JavaScript callbacks per macrotask, at most, and time.
-const PUMP_FILES = 64;
+const PUMP_FILES = 256;
 const PUMP_MS = 2;
 
 // String#localeCompare with no locale or options compares as a default
@@ -164,17 +164,38 @@ const folderInfos = new Map();
  * The scanner's token of the file version each SessionInfo of a folder's
  * last complete listing was built from, for the search (lib/search.js), which
  * finds its texts in the native listing cache by (path, token); an info of an
- * earlier listing has none (0) and hands its own texts over. Maps by folder
- * and path, not a WeakMap by info: 5,000 new weak keys per listing cost the
- * garbage collector more than the listing's other work.
+ * earlier listing has none (0) and hands its own texts over. By folder (as
+ * path.dirname gives it): the infos handed out and their tokens, side by side,
+ * and a map from path to place built on the first question. Not a WeakMap by
+ * info: 5,000 new weak keys per listing cost the garbage collector more than
+ * the listing's other work; and most listings are never searched.
  */
 const handedTokens = new Map();
+
+class HandedInfos {
+  infos = [];
+  tokens = [];
+  #places = null;
+
+  add(info, token) {
+    this.infos.push(info);
+    this.tokens.push(token);
+  }
+
+  tokenOf(info) {
+    if (this.#places === null) {
+      this.#places = new Map();
+      this.infos.forEach((handed, place) => this.#places.set(handed.path, place));
+    }
+    const place = this.#places.get(info.path);
+    return place !== undefined && this.infos[place] === info ? this.tokens[place] : 0;
+  }
+}
 
 function listingToken(info) {
   const file = info?.path;
   if (typeof file !== 'string') return 0;
-  const handed = handedTokens.get(path.dirname(file))?.get(file);
-  return handed !== undefined && handed.info === info ? handed.token : 0;
+  return handedTokens.get(path.dirname(file))?.tokenOf(info) ?? 0;
 }
 
 /** A fresh SessionInfo equal to a cached one (strings are shared; they are immutable). */
@@ -245,12 +266,16 @@ function loadInfos(source, onLoaded, signal, onStart) {
   // Without texts (`source.texts === false`), infos are neither answered from
   // nor kept for the full listings.
   const texts = source.texts !== false;
-  // What this listing holds from the last ones, and what it builds for the next.
+  // What this listing holds from the last ones, and what it builds for the
+  // next: the held records it answered from (stamped with this listing), and
+  // the ones it adds. A warm listing answers every file from its folder's
+  // records and keeps that map as it is.
   const held = dirs.map((dir) => (texts && folderInfos.get(dir)) || new Map());
-  const fresh = dirs.map(() => new Map());
-  // The infos handed out, by path, under their folder as path.dirname gives it.
-  const handed = dirs.map(() => new Map());
-  const noteToken = (folder, info, token) => handed[folder].set(info.path, { info, token });
+  const stamp = ++listingStamp;
+  const reused = dirs.map(() => 0);
+  const added = dirs.map(() => new Map());
+  const handed = dirs.map(() => new HandedInfos());
+  const noteToken = (folder, info, token) => handed[folder].add(info, token);
   let knownCount = 0;
   for (const map of held) knownCount += map.size;
   const known = new Float64Array(knownCount);
@@ -274,7 +299,7 @@ function loadInfos(source, onLoaded, signal, onStart) {
       if (error === undefined) {
         if (texts) {
           dirs.forEach((dir, i) => {
-            folderInfos.set(dir, fresh[i]);
+            folderInfos.set(dir, nextRecords(held[i], reused[i], added[i], stamp));
             handedTokens.set(path.dirname(path.join(dir, 'x')), handed[i]);
           });
         }
@@ -354,19 +379,41 @@ function loadInfos(source, onLoaded, signal, onStart) {
     const folderOf = (index) => (candidates ? candidates.folders[index] : 0);
     const placeOfIndex = (index) => (candidates ? placeOf[index] : index);
     const heldAnywhere = (token) => held.find((map) => map.has(token))?.get(token);
-    /** A file the scanner reports unchanged: answered from what this listing holds. */
-    const onUnchanged = (index, token) => {
-      const folder = folderOf(index);
-      // Every token in `known` came from one of the held maps.
-      const cached = held[folder].get(token) ?? heldAnywhere(token);
-      if (cached === undefined) {
+    /**
+     * Files the scanner reports unchanged, answered from what this listing
+     * holds: their fresh infos, all built before any is handed over, so that
+     * they lie together in memory (the partial lists read every info's date
+     * at every publish). `null` where a file is not a session; `undefined`
+     * from the first file whose record is missing (a bug).
+     */
+    const answerUnchanged = (indices, tokens) => {
+      const infos = new Array(indices.length);
+      for (let k = 0; k < indices.length; k++) {
+        const index = indices[k];
+        const token = tokens[k];
+        const folder = folderOf(index);
+        // Every token in `known` came from one of the held maps.
+        let cached = held[folder].get(token);
+        if (cached !== undefined && cached.stamp !== stamp) {
+          cached.stamp = stamp;
+          reused[folder]++;
+        } else {
+          cached ??= heldAnywhere(token);
+          if (cached === undefined) break;
+          added[folder].set(token, cached);
+        }
+        if (names) names[index] = cached.name;
+        const info = cached.info && copyInfo(cached);
+        if (info) noteToken(folder, info, token);
+        infos[k] = info;
+      }
+      return infos;
+    };
+    const onUnchanged = (index, info) => {
+      if (info === undefined) {
         settle(new Error('pi-session-native: the listing scanner reported a summary this process does not hold'));
         return false;
       }
-      fresh[folder].set(token, cached);
-      if (names) names[index] = cached.name;
-      const info = cached.info && copyInfo(cached);
-      if (info) noteToken(folder, info, token);
       return deliver(info, placeOfIndex(index));
     };
     const onResult = (result) => {
@@ -383,7 +430,8 @@ function loadInfos(source, onLoaded, signal, onStart) {
         start(candidates.names.length);
       } else if (result.unchanged) {
         const { indices, tokens } = result.unchanged;
-        enqueue(indices.length, (k) => onUnchanged(indices[k], tokens[k]));
+        const infos = answerUnchanged(indices, tokens);
+        enqueue(indices.length, (k) => onUnchanged(indices[k], infos[k]));
       } else {
         enqueue(1, () => onRead(result));
       }
@@ -404,10 +452,10 @@ function loadInfos(source, onLoaded, signal, onStart) {
         info = tryInfo(file, result.summary, { mtime: new Date(Math.round(mtimeMs)) }, texts);
         if (info) noteToken(folder, info, result.token);
         const header = result.summary.header;
-        if (texts) fresh[folder].set(result.token, { info: info && copyInfo({ info, header }), header, name });
+        if (texts) added[folder].set(result.token, { info: info && copyInfo({ info, header }), header, name, stamp: 0 });
       } else if (result.token) {
         // Not a session as the reference reads it: known to be null until it changes.
-        fresh[folder].set(result.token, { info: null, header: null, name });
+        added[folder].set(result.token, { info: null, header: null, name, stamp: 0 });
       }
       return deliver(info, placeOfIndex(index));
     };
@@ -429,6 +477,21 @@ function loadInfos(source, onLoaded, signal, onStart) {
     }
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** Stamps listings, so that each knows which held records it answered from. */
+let listingStamp = 0;
+
+/**
+ * A folder's records for the next listing: the held ones this listing
+ * answered from (`reused` of them, stamped `stamp`) and the ones it `added`.
+ */
+function nextRecords(held, reused, added, stamp) {
+  if (reused === held.size && added.size === 0) return held;
+  const next = new Map();
+  if (reused > 0) for (const [token, record] of held) if (record.stamp === stamp) next.set(token, record);
+  for (const [token, record] of added) next.set(token, record);
+  return next;
 }
 
 function sortSessionInfos(sessions) {
@@ -488,17 +551,12 @@ class PartialList {
   /** A new array each time, as the reference's copy. */
   snapshot() {
     if (this.#exact) {
-      const sorted = this.#sorted;
+      const copy = this.#sorted.slice();
       const times = this.#times;
-      const copy = sorted.slice();
-      let same = true;
-      for (let i = 0; i < copy.length; i++) {
-        if (copy[i].modified.getTime() !== times[i]) {
-          same = false;
-          break;
-        }
-      }
-      if (same) return copy;
+      const count = copy.length;
+      let i = 0;
+      while (i < count && copy[i].modified.getTime() === times[i]) i++;
+      if (i === count) return copy;
       // A caller changed a date in a list it was handed; the reference sorts
       // by the dates as they are now: so do we, from now on.
       this.#exact = false;

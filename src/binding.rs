@@ -1269,8 +1269,8 @@ pub fn scan_session_folder(
 }
 
 /// How many unchanged files, or how long, a batch collects before it is sent.
-const BATCH_FILES: usize = 256;
-const BATCH_WAIT: std::time::Duration = std::time::Duration::from_millis(2);
+const BATCH_FILES: usize = 2048;
+const BATCH_WAIT: std::time::Duration = std::time::Duration::from_millis(4);
 
 #[derive(Default)]
 struct UnchangedBatch {
