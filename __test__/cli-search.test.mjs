@@ -57,6 +57,28 @@ test("search --json is the reference's filterAndSortSessions over its listing, i
 	}
 });
 
+test("the table's search (texts left in the listing cache) finds what the reference's filterAndSortSessions finds", async () => {
+	const { searchWithoutTexts } = await import(pathToFileURL(path.join(REPO_ROOT, "lib/search.js")).href);
+	const inProject = await reference.SessionManager.list(world.project);
+	const everywhere = await reference.SessionManager.listAll();
+	for (const query of QUERIES) {
+		for (const sort of ["relevance", "recent", "threaded"]) {
+			for (const nameFilter of ["all", "named"]) {
+				for (const [cwd, infos] of [[world.project, inProject], [undefined, everywhere]]) {
+					const found = await searchWithoutTexts(query, { cwd, sort, nameFilter });
+					const where = `${query} ${sort} ${nameFilter} ${cwd ?? "--all"}`;
+					if (query.startsWith("re:")) {
+						assert.equal(found, undefined, `${where}: a regex runs on the texts, in searchSessions`);
+						continue;
+					}
+					assert.deepEqual(paths(found), paths(oracle.filterAndSortSessions(infos, query, sort, nameFilter)), where);
+					assert.ok(found.every((info) => !("allMessagesText" in info)), `${where}: no texts`);
+				}
+			}
+		}
+	}
+});
+
 test("search prints the matching sessions as ls does, and says so when none match", () => {
 	const r = runCli(world, ["search", "named", "--all"], { env: { COLUMNS: "120" } });
 	assert.equal(r.status, 0, r.stderr);

@@ -171,6 +171,8 @@ const folderInfos = new Map();
  * the listing's other work; and most listings are never searched.
  */
 const handedTokens = new Map();
+/** The same for listings without texts (lib/search.js's searchWithoutTexts). */
+const handedTextlessTokens = new Map();
 
 class HandedInfos {
   infos = [];
@@ -195,7 +197,8 @@ class HandedInfos {
 function listingToken(info) {
   const file = info?.path;
   if (typeof file !== 'string') return 0;
-  return handedTokens.get(path.dirname(file))?.tokenOf(info) ?? 0;
+  const folder = path.dirname(file);
+  return handedTokens.get(folder)?.tokenOf(info) || handedTextlessTokens.get(folder)?.tokenOf(info) || 0;
 }
 
 /** A fresh SessionInfo equal to a cached one (strings are shared; they are immutable). */
@@ -297,12 +300,15 @@ function loadInfos(source, onLoaded, signal, onStart) {
       settled = true;
       signal?.removeEventListener('abort', onAbort);
       if (error === undefined) {
-        if (texts) {
-          dirs.forEach((dir, i) => {
+        dirs.forEach((dir, i) => {
+          const folder = path.dirname(path.join(dir, 'x'));
+          if (texts) {
             folderInfos.set(dir, nextRecords(held[i], reused[i], added[i], stamp));
-            handedTokens.set(path.dirname(path.join(dir, 'x')), handed[i]);
-          });
-        }
+            handedTokens.set(folder, handed[i]);
+          } else {
+            handedTextlessTokens.set(folder, handed[i]);
+          }
+        });
         resolve({ results, names });
       } else {
         handle?.cancel();

@@ -55,16 +55,20 @@ function idForNative(id) {
  * listing cache by (path, token); the few it does not hold (another listing
  * replaced that version meanwhile) go over as strings.
  */
-function indexSessions(index, sessions) {
+function indexSessions(index, sessions, texts = true) {
   const tokens = Float64Array.from(sessions, listing.listingToken);
   const modified = Float64Array.from(sessions, (s) => s.modified.getTime());
   // Paths only for the versions the index does not hold already.
   const unheld = index.unheld(tokens);
   const paths = Array.from(unheld, (i) => sessions[i].path);
-  for (const i of index.setSessions(paths, unheld, tokens, modified)) {
+  const missing = index.setSessions(paths, unheld, tokens, modified);
+  // Infos without texts have none to hand over.
+  if (!texts) return missing.length === 0;
+  for (const i of missing) {
     const s = sessions[i];
     index.setSessionText(i, s.name ?? undefined, idForNative(s.id), s.cwd, s.allMessagesText);
   }
+  return true;
 }
 
 /**
@@ -228,4 +232,31 @@ async function searchSessions(query, options = {}) {
 /** The index of one-shot searches: no trigram filters (making them costs more than they save once). */
 let oneShotIndex;
 
-module.exports = { SessionSearch, searchSessions, SCORES };
+/**
+ * searchSessions for callers that show no message text (the command line's
+ * table): the infos come without `allMessagesText`, and the index reads the
+ * texts from the listing cache, so that they never cross over. `undefined`
+ * where that cannot answer, a `re:` query (it runs in V8, on the texts) or a
+ * text the cache no longer holds: then searchSessions does. Internal.
+ */
+async function searchWithoutTexts(query, options = {}) {
+  checkQuery(query);
+  checkOptions(options);
+  const { sort = 'relevance', nameFilter = 'all', signal, cwd, sessionDir, onProgress } = options;
+  checkChoice('sort', sort, SORTS);
+  checkChoice('nameFilter', nameFilter, NAME_FILTERS);
+  const { withoutTexts } = listing;
+  const sessions = await (cwd !== undefined
+    ? withoutTexts.list(cwd, sessionDir, onProgress, signal)
+    : withoutTexts.listAll(sessionDir, onProgress, signal));
+  signal?.throwIfAborted();
+  oneShotIndex ??= new native.SessionSearchIndex(false);
+  if (!indexSessions(oneShotIndex, sessions, false)) return undefined;
+  const recent = sort === 'recent';
+  const result = oneShotIndex.search(query, recent, nameFilter === 'named', false);
+  if (result.regex) return undefined;
+  if (result.throwsAt != null) throwAsReference(sessions[result.throwsAt]);
+  return ordered(sessions, result);
+}
+
+module.exports = { SessionSearch, searchSessions, searchWithoutTexts, SCORES };

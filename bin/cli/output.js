@@ -113,10 +113,30 @@ function padStart(text, width) {
   return ' '.repeat(Math.max(0, width - displayWidth(text))) + text;
 }
 
-/** Whitespace runs (newlines included) as one space, trimmed: a text on one line. */
-function oneLine(text) {
-  return String(text ?? '').replace(/\s+/g, ' ').trim();
+/**
+ * Whitespace runs (newlines included) as one space, trimmed: a text on one
+ * line. With `columns`, a long text may come back cut where it certainly
+ * shows wider than that many columns: what it shows in them, and that it is
+ * wider, stay the same (a listing would otherwise collapse the whole first
+ * message of every session to show a line of each).
+ */
+function oneLine(text, columns = Infinity) {
+  const whole = String(text ?? '');
+  if (columns !== Infinity) {
+    let end = 4 * columns + 64;
+    // Not between the halves of a surrogate pair: the head is then the whole
+    // text's first code points, its last space perhaps trimmed.
+    if (end < whole.length && (whole.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
+    if (end < whole.length) {
+      const head = whole.slice(0, end).replace(WHITESPACE_TO_COLLAPSE, ' ').trim();
+      if (displayWidth(head, columns) > columns) return head;
+    }
+  }
+  return whole.replace(WHITESPACE_TO_COLLAPSE, ' ').trim();
 }
+// Each whitespace run other than a single space: the same result as replacing
+// every run, with far fewer replacements in prose.
+const WHITESPACE_TO_COLLAPSE = /\s{2,}|[^\S ]/g;
 
 /** The first non-empty line of a text. */
 function firstLine(text) {

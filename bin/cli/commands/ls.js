@@ -5,6 +5,8 @@ const sessions = require('../sessions.js');
 /** The sessions as a table: modified, messages, (project), name or first message, short id. */
 function printSessions(list, all) {
   const now = Date.now();
+  // The widest the flex column can be (out.table).
+  const shown = Math.max(out.outputWidth(), 10);
   const columns = [
     { title: 'MODIFIED', colour: 'dim' },
     { title: 'MSGS', align: 'right' },
@@ -16,7 +18,7 @@ function printSessions(list, all) {
     out.relativeTime(s.modified, now),
     String(s.messageCount),
     ...(all ? [s.cwd] : []),
-    s.name ? s.name : out.oneLine(s.firstMessage),
+    s.name ? s.name : out.oneLine(s.firstMessage, shown),
     s.id.slice(0, 8),
   ]);
   process.stdout.write(`${out.table(rows, columns)}\n`);

@@ -1,5 +1,6 @@
 'use strict';
 const { searchSessions } = require('../../../index.js');
+const { searchWithoutTexts } = require('../../../lib/search.js');
 const out = require('../output.js');
 const sessions = require('../sessions.js');
 const { printSessions } = require('./ls.js');
@@ -36,13 +37,17 @@ module.exports = {
     const bar = out.progress('Searching sessions');
     let found;
     try {
-      found = await searchSessions(query, {
+      const options = {
         cwd: values.all ? undefined : ctx.cwd,
         sessionDir: ctx.sessionDir,
         sort,
         nameFilter: values.named ? 'named' : 'all',
         onProgress: bar.live ? (done, total) => bar.update(done, total) : undefined,
-      });
+      };
+      // The table shows no message text: only --json (and a re: query, which
+      // runs on the texts) needs them in JavaScript.
+      if (!values.json) found = await searchWithoutTexts(query, options);
+      found ??= await searchSessions(query, options);
     } finally {
       bar.done();
     }
