@@ -1382,8 +1382,12 @@ fn spawn_scan(
             on_result.call(message, ThreadsafeFunctionCallMode::NonBlocking);
         };
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let persistent = cache_dir_loaded();
-            let plan = source.plan(&send);
+            // The persistent cache loads while listAll()'s folders are read.
+            let (persistent, plan) = std::thread::scope(|scope| {
+                let loading = scope.spawn(cache_dir_loaded);
+                let plan = source.plan(&send);
+                (loading.join().ok().flatten(), plan)
+            });
             let paths: Vec<std::path::PathBuf> = plan
                 .files
                 .iter()
