@@ -39,3 +39,70 @@ test(`listing rows: the cut first message prints the same table as the whole one
 	}
 	assert.ok(cut > 100, `long texts were cut (${cut})`);
 });
+
+/** The table as first written (map, pad, join per row): the spec the faster one must match. */
+function specTable(rows, columns, { width, paint, header = true }) {
+	const cells = rows.map((row) => row.map((c) => String(c ?? "")));
+	const flex = columns.findIndex((c) => c.flex);
+	const cap = (i) => (i === flex ? Math.max(width, 10) : Infinity);
+	const cellWidths = cells.map((row) => row.map((c, i) => out.displayWidth(c, cap(i))));
+	const widths = columns.map((col, i) => Math.max(header ? out.displayWidth(col.title) : 0, ...cellWidths.map((r) => r[i])));
+	if (flex !== -1 && width !== Infinity) {
+		const others = widths.reduce((sum, w, i) => (i === flex ? sum : sum + w), 0) + 2 * (columns.length - 1);
+		widths[flex] = Math.max(10, Math.min(widths[flex], width - others));
+	}
+	const pad = (text, w, target, start) => (start ? " ".repeat(Math.max(0, target - w)) + text : text + " ".repeat(Math.max(0, target - w)));
+	const line = (values, colour, measured) =>
+		values
+			.map((value, i) => {
+				let cut = value;
+				let w = measured ? measured[i] : out.displayWidth(value);
+				if (i === flex && w > widths[i]) {
+					// Code point by code point, as first written.
+					let kept = "";
+					let used = 0;
+					for (const ch of value) {
+						const cw = out.displayWidth(ch);
+						if (used + cw > widths[i] - 1) break;
+						kept += ch;
+						used += cw;
+					}
+					cut = widths[i] <= 0 ? "" : `${kept}…`;
+					w = out.displayWidth(cut);
+				}
+				const last = i === values.length - 1;
+				const padded = columns[i].align === "right" ? pad(cut, w, widths[i], true) : last ? cut : pad(cut, w, widths[i], false);
+				const paintWith = colour ?? columns[i].colour;
+				return paintWith ? paint[paintWith](padded) : padded;
+			})
+			.join("  ")
+			.trimEnd();
+	const lines = [];
+	if (header) lines.push(line(columns.map((c) => c.title), "bold"));
+	cells.forEach((row, r) => lines.push(line(row, undefined, cellWidths[r])));
+	return lines.join("\n");
+}
+
+test(`table: the same lines as the first-written table, colour on and off, any width (SEED=${SEED})`, () => {
+	const rng = new Rng(SEED ^ 0x5eed);
+	const previous = process.env.FORCE_COLOR;
+	try {
+		for (let round = 0; round < 300; round++) {
+			const count = 1 + rng.int(4);
+			const flex = rng.bool(0.8) ? rng.int(count) : -1;
+			const columns = Array.from({ length: count }, (_, i) => ({
+				title: rng.pick(["", "ID", "NAME / FIRST MESSAGE", "漢字"]),
+				...(rng.bool(0.3) && { align: "right" }),
+				...(rng.bool(0.4) && { colour: rng.pick(["dim", "cyan", "blue"]) }),
+				...(i === flex && { flex: true }),
+			}));
+			const rows = Array.from({ length: rng.int(5) }, () => Array.from({ length: count }, () => (rng.bool(0.1) ? undefined : randomText(rng).slice(0, rng.int(300)))));
+			process.env.FORCE_COLOR = rng.bool() ? "1" : "0";
+			const options = { width: rng.pick([Infinity, 1, 8, 10, 12, 40, 80, 120]), paint: out.painter({ isTTY: false }), header: rng.bool(0.8) };
+			assert.equal(out.table(rows, columns, options), specTable(rows, columns, options), `round ${round}`);
+		}
+	} finally {
+		if (previous === undefined) delete process.env.FORCE_COLOR;
+		else process.env.FORCE_COLOR = previous;
+	}
+});

@@ -94,15 +94,18 @@ function charWidth(cp) {
 function truncate(text, width) {
   if (width === Infinity || displayWidth(text, width) <= width) return text;
   if (width <= 0) return '';
-  let out = '';
+  // By code point, as displayWidth counts: where the first one that does
+  // not fit in `width - 1` columns starts.
   let used = 0;
-  for (const ch of text) {
-    const w = charWidth(ch.codePointAt(0));
+  let end = 0;
+  while (end < text.length) {
+    const cp = text.codePointAt(end);
+    const w = charWidth(cp);
     if (used + w > width - 1) break;
-    out += ch;
     used += w;
+    end += cp > 0xffff ? 2 : 1;
   }
-  return `${out}…`;
+  return `${text.slice(0, end)}…`;
 }
 
 function padEnd(text, width) {
@@ -151,47 +154,60 @@ function firstLine(text) {
  * colour }`; the one `flex` column takes what the width leaves and is cut.
  */
 function table(rows, columns, { width = outputWidth(), paint = painter(), header = true } = {}) {
-  const cells = rows.map((row) => row.map((c) => String(c ?? '')));
+  const count = columns.length;
   const flex = columns.findIndex((c) => c.flex);
-  // Each cell measured once; the flex column only up to what it can show
-  // (the width it gets is at most max(width, 10)).
-  const cap = (i) => (i === flex ? Math.max(width, 10) : Infinity);
-  const cellWidths = cells.map((row) => row.map((c, i) => displayWidth(c, cap(i))));
-  const widths = columns.map((col, i) => {
-    let w = header ? displayWidth(col.title) : 0;
-    for (const r of cellWidths) if (r[i] > w) w = r[i];
-    return w;
-  });
+  // Each cell measured once, in one flat array; the flex column only up to
+  // what it can show (the width it gets is at most max(width, 10)).
+  const flexCap = Math.max(width, 10);
+  const cells = new Array(rows.length * count);
+  const cellWidths = new Float64Array(rows.length * count);
+  const widths = columns.map((col) => (header ? displayWidth(col.title) : 0));
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r];
+    for (let i = 0; i < count; i++) {
+      const text = String(row[i] ?? '');
+      const w = displayWidth(text, i === flex ? flexCap : Infinity);
+      cells[r * count + i] = text;
+      cellWidths[r * count + i] = w;
+      if (w > widths[i]) widths[i] = w;
+    }
+  }
   if (flex !== -1 && width !== Infinity) {
-    const others = widths.reduce((sum, w, i) => (i === flex ? sum : sum + w), 0) + 2 * (columns.length - 1);
+    const others = widths.reduce((sum, w, i) => (i === flex ? sum : sum + w), 0) + 2 * (count - 1);
     widths[flex] = Math.max(10, Math.min(widths[flex], width - others));
   }
-  const pad = (text, w, target, start) => {
-    const spaces = ' '.repeat(Math.max(0, target - w));
-    return start ? spaces + text : text + spaces;
+  const line = (values, offset, colour, measured) => {
+    let text = '';
+    for (let i = 0; i < count; i++) {
+      const col = columns[i];
+      let cut = values[offset + i];
+      let w = measured ? measured[offset + i] : displayWidth(cut);
+      if (i === flex && w > widths[i]) {
+        cut = truncate(cut, widths[i]);
+        w = displayWidth(cut);
+      }
+      const spaces = i === count - 1 && col.align !== 'right' ? '' : ' '.repeat(Math.max(0, widths[i] - w));
+      const padded = col.align === 'right' ? spaces + cut : cut + spaces;
+      if (i > 0) text += '  ';
+      const paintWith = colour ?? col.colour;
+      text += paintWith ? paint[paintWith](padded) : padded;
+    }
+    return text.trimEnd();
   };
-  const line = (values, colour, measured) =>
-    values
-      .map((value, i) => {
-        const col = columns[i];
-        let cut = value;
-        let w = measured ? measured[i] : displayWidth(value);
-        if (i === flex && w > widths[i]) {
-          cut = truncate(value, widths[i]);
-          w = displayWidth(cut);
-        }
-        const last = i === values.length - 1;
-        const padded = col.align === 'right' ? pad(cut, w, widths[i], true) : last ? cut : pad(cut, w, widths[i], false);
-        const paintWith = colour ?? col.colour;
-        return paintWith ? paint[paintWith](padded) : padded;
-      })
-      .join('  ')
-      .trimEnd();
-  const out = [];
-  if (header) out.push(line(columns.map((c) => c.title), 'bold'));
-  cells.forEach((row, r) => out.push(line(row, undefined, cellWidths[r])));
-  return out.join('\n');
+  let out = header ? line(columns.map((c) => c.title), 0, 'bold') : '';
+  for (let r = 0; r < rows.length; r++) {
+    const row = line(cells, r * count, undefined, cellWidths);
+    out = r === 0 && !header ? row : `${out}\n${row}`;
+  }
+  return out;
 }
+
+const RELATIVE_STEPS = [
+  [60, 'm', 60],
+  [3600, 'h', 24],
+  [86400, 'd', 7],
+  [604800, 'w', 5],
+];
 
 /** `3m ago`, `2h ago`, `5d ago` ... from a Date, relative to `now`. */
 function relativeTime(date, now = Date.now()) {
@@ -200,13 +216,7 @@ function relativeTime(date, now = Date.now()) {
   const seconds = Math.round((now - t) / 1000);
   if (seconds < 0) return 'in the future';
   if (seconds < 60) return 'just now';
-  const steps = [
-    [60, 'm', 60],
-    [3600, 'h', 24],
-    [86400, 'd', 7],
-    [604800, 'w', 5],
-  ];
-  for (const [unit, suffix, limit] of steps) {
+  for (const [unit, suffix, limit] of RELATIVE_STEPS) {
     const n = Math.floor(seconds / unit);
     if (n < limit) return `${n}${suffix} ago`;
   }
