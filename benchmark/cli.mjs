@@ -66,6 +66,12 @@ const COMMANDS = [
   { name: "ls --all --json", args: ["ls", "--all", "--json"], agent: agentDir },
 ];
 
+// NODE_EXTRA_CA_CERTS makes every Node start parse a certificate bundle
+// (~45 ms a process on the machines this was written on, which set it for
+// their own network); users' shells rarely have it, and no command here goes
+// online. Left out of the children's environment, and said so in the results.
+const { NODE_EXTRA_CA_CERTS: droppedCaCerts, ...childEnv } = process.env;
+
 const rssFile = path.join(root, "rss");
 const outPath = path.join(root, "stdout");
 const cacheDir = (bin) => path.join(root, `cache-${bins.indexOf(bin)}`);
@@ -76,7 +82,7 @@ function run(bin, command) {
   const r = spawnSync(process.execPath, ["--require", path.join(HERE, "lib", "cli-rss.cjs"), bin, ...command.args], {
     cwd: project,
     env: {
-      ...process.env,
+      ...childEnv,
       PI_CODING_AGENT_DIR: command.agent,
       PI_SESSION_NATIVE_CACHE_DIR: cacheDir(bin),
       PI_BENCH_RSS_FILE: rssFile,
@@ -160,6 +166,7 @@ const lines = [
   `${samples} samples per row, each a fresh process (stdout to a file, COLUMNS=120); load average`,
   `${loadBefore.map((l) => l.toFixed(2)).join(" ")} before, ${loadAfter.map((l) => l.toFixed(2)).join(" ")} after; ${os.cpus().length} CPUs, Node ${process.version}.`,
   "cold: no cache file (page cache warm); warm: the persistent listing cache primed.",
+  ...(droppedCaCerts !== undefined ? ["NODE_EXTRA_CA_CERTS was set here and left out of the children's environment (each Node start parses that bundle)."] : []),
   "",
   "| command | mode | bin | median ms | min-max ms | CPU ms (median) | peak RSS MB | stdout bytes |",
   "|---|---|---|---:|---:|---:|---:|---:|",
