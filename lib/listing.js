@@ -131,7 +131,8 @@ function sessionInfo(file, summary, stats, texts = true) {
     const t = new Date(JSON.parse(raw)).getTime();
     if (!Number.isNaN(t)) lastActivity = Math.max(lastActivity ?? 0, t);
   }
-  const headerTime = typeof header.timestamp === 'string' ? new Date(header.timestamp).getTime() : Number.NaN;
+  const created = new Date(header.timestamp);
+  const headerTime = typeof header.timestamp === 'string' ? created.getTime() : Number.NaN;
   const modified =
     typeof lastActivity === 'number' && lastActivity > 0
       ? new Date(lastActivity)
@@ -144,7 +145,7 @@ function sessionInfo(file, summary, stats, texts = true) {
     cwd: typeof header.cwd === 'string' ? header.cwd : '',
     name: summary.name == null ? undefined : JSON.parse(summary.name),
     parentSessionPath: header.parentSession,
-    created: new Date(header.timestamp),
+    created,
     modified,
     messageCount: summary.messageCount,
     firstMessage: (summary.firstMessage ?? JSON.parse(summary.firstMessageLiteral)) || '(no messages)',
