@@ -36,11 +36,10 @@ function checkOptions(options) {
   if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError('options.onProgress must be a function');
 }
 
-/** `list(cwd, sessionDir)` with a cwd, else `listAll(sessionDir)`. */
-function listSessions({ cwd, sessionDir }, onProgress, signal) {
-  return cwd !== undefined
-    ? listing.list(cwd, sessionDir, onProgress, signal)
-    : listing.listAll(sessionDir, onProgress, signal);
+/** `list(cwd, sessionDir)` with a cwd, else `listAll(sessionDir)`; without `allMessagesText` unless `texts`. */
+function listSessions({ cwd, sessionDir }, onProgress, signal, texts = true) {
+  const from = texts ? listing : listing.withoutTexts;
+  return cwd !== undefined ? from.list(cwd, sessionDir, onProgress, signal) : from.listAll(sessionDir, onProgress, signal);
 }
 
 /** The id for the native side: a string as it is, else its kind. */
@@ -117,11 +116,12 @@ function regexSearch(index, sessions, query, result, recent) {
   return ordered(sessions, index.rank(Uint32Array.from(matched), Float64Array.from(tiers), recent));
 }
 
-function runSearch(index, sessions, query, sort, nameFilter) {
+/** `undefined` for a `re:` query over sessions without texts (it runs on them, in V8). */
+function runSearch(index, sessions, query, sort, nameFilter, texts = true) {
   const recent = sort === 'recent';
   const result = index.search(query, recent, nameFilter === 'named', false);
   if (result.throwsAt != null) throwAsReference(sessions[result.throwsAt]);
-  if (result.regex) return regexSearch(index, sessions, query, result, recent);
+  if (result.regex) return texts ? regexSearch(index, sessions, query, result, recent) : undefined;
   return ordered(sessions, result);
 }
 
@@ -214,19 +214,24 @@ class SessionSearch {
  * What pi's /resume shows for `query`: `filterAndSortSessions` over
  * `list(cwd, sessionDir)` when `cwd` is given, else over `listAll(sessionDir)`.
  */
-async function searchSessions(query, options = {}) {
+function searchSessions(query, options = {}) {
+  return oneShotSearch(query, options, true);
+}
+
+/** searchSessions, or (`texts` false) searchWithoutTexts. */
+async function oneShotSearch(query, options, texts) {
   checkQuery(query);
   checkOptions(options);
   const { sort = 'relevance', nameFilter = 'all', signal } = options;
   checkChoice('sort', sort, SORTS);
   checkChoice('nameFilter', nameFilter, NAME_FILTERS);
-  const sessions = await listSessions(options, options.onProgress, signal);
+  const sessions = await listSessions(options, options.onProgress, signal, texts);
   signal?.throwIfAborted();
   // One index for every one-shot search of the process: a listing like the
   // last one (most files unchanged) is indexed again from the texts it holds.
   oneShotIndex ??= new native.SessionSearchIndex(false);
-  indexSessions(oneShotIndex, sessions);
-  return runSearch(oneShotIndex, sessions, query, sort, nameFilter);
+  if (!indexSessions(oneShotIndex, sessions, texts)) return undefined;
+  return runSearch(oneShotIndex, sessions, query, sort, nameFilter, texts);
 }
 
 /** The index of one-shot searches: no trigram filters (making them costs more than they save once). */
@@ -239,24 +244,8 @@ let oneShotIndex;
  * where that cannot answer, a `re:` query (it runs in V8, on the texts) or a
  * text the cache no longer holds: then searchSessions does. Internal.
  */
-async function searchWithoutTexts(query, options = {}) {
-  checkQuery(query);
-  checkOptions(options);
-  const { sort = 'relevance', nameFilter = 'all', signal, cwd, sessionDir, onProgress } = options;
-  checkChoice('sort', sort, SORTS);
-  checkChoice('nameFilter', nameFilter, NAME_FILTERS);
-  const { withoutTexts } = listing;
-  const sessions = await (cwd !== undefined
-    ? withoutTexts.list(cwd, sessionDir, onProgress, signal)
-    : withoutTexts.listAll(sessionDir, onProgress, signal));
-  signal?.throwIfAborted();
-  oneShotIndex ??= new native.SessionSearchIndex(false);
-  if (!indexSessions(oneShotIndex, sessions, false)) return undefined;
-  const recent = sort === 'recent';
-  const result = oneShotIndex.search(query, recent, nameFilter === 'named', false);
-  if (result.regex) return undefined;
-  if (result.throwsAt != null) throwAsReference(sessions[result.throwsAt]);
-  return ordered(sessions, result);
+function searchWithoutTexts(query, options = {}) {
+  return oneShotSearch(query, options, false);
 }
 
 module.exports = { SessionSearch, searchSessions, searchWithoutTexts, SCORES };
