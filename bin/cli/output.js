@@ -149,6 +149,11 @@ function firstLine(text) {
   return (line ?? '').trim();
 }
 
+/** The most columns a table's flex column gets at `width` (see table). */
+function widestFlex(width = outputWidth()) {
+  return Math.max(width, 10);
+}
+
 /**
  * Rows as aligned columns. `columns`: `{ title, align: 'left'|'right', flex,
  * colour }`; the one `flex` column takes what the width leaves and is cut.
@@ -157,8 +162,8 @@ function table(rows, columns, { width = outputWidth(), paint = painter(), header
   const count = columns.length;
   const flex = columns.findIndex((c) => c.flex);
   // Each cell measured once, in one flat array; the flex column only up to
-  // what it can show (the width it gets is at most max(width, 10)).
-  const flexCap = Math.max(width, 10);
+  // what it can show.
+  const flexCap = widestFlex(width);
   const cells = new Array(rows.length * count);
   const cellWidths = new Float64Array(rows.length * count);
   const widths = columns.map((col) => (header ? displayWidth(col.title) : 0));
@@ -285,6 +290,7 @@ module.exports = {
   colourEnabled,
   painter,
   outputWidth,
+  widestFlex,
   displayWidth,
   truncate,
   padEnd,

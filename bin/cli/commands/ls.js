@@ -5,8 +5,7 @@ const sessions = require('../sessions.js');
 /** The sessions as a table: modified, messages, (project), name or first message, short id. */
 function printSessions(list, all) {
   const now = Date.now();
-  // The widest the flex column can be (out.table).
-  const shown = Math.max(out.outputWidth(), 10);
+  const shown = out.widestFlex();
   const columns = [
     { title: 'MODIFIED', colour: 'dim' },
     { title: 'MSGS', align: 'right' },
