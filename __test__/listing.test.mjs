@@ -497,6 +497,92 @@ test("cache: a same-size rewrite in place with the modification time set back (b
 	});
 });
 
+test("cache: changes made outside the folder's own names (a symlink's target, another hard link, a descriptor opened earlier, the folder replaced)", async () => {
+	// A warm listing trusts what the folder's inotify watch saw (src/watch.rs): each change
+	// here reaches a listed file without an event on the listed folder's names, or replaces
+	// the folder the watch is on.
+	await differential("cache: unseen changes", async (d) => {
+		const other = (s) => path.join(s.root, "elsewhere");
+		const f = (s, name) => path.join(s.sessionDir, name);
+		const held = new Map();
+		await d.setup((s) => {
+			fs.mkdirSync(s.sessionDir, { recursive: true });
+			fs.mkdirSync(other(s), { recursive: true });
+			fs.writeFileSync(path.join(other(s), "target.jsonl"), simpleSession("target", CWD, { i: 1 }));
+			fs.symlinkSync(path.join(other(s), "target.jsonl"), f(s, "link.jsonl"));
+			fs.writeFileSync(path.join(other(s), "hard.jsonl"), simpleSession("hard", CWD, { i: 2 }));
+			fs.linkSync(path.join(other(s), "hard.jsonl"), f(s, "hard.jsonl"));
+			fs.writeFileSync(f(s, "held.jsonl"), simpleSession("held", CWD, { i: 3 }));
+			held.set(s, fs.openSync(f(s, "held.jsonl"), "a"));
+			fs.writeFileSync(f(s, "plain.jsonl"), simpleSession("plain", CWD, { i: 4 }));
+		});
+		await d.step("list(cwd, dir): cold", (s) => s.SM.list(CWD, s.sessionDir), RF);
+		await d.step("list(cwd, dir): warm", (s) => s.SM.list(CWD, s.sessionDir), RF);
+		await d.setup((s) => {
+			fs.appendFileSync(path.join(other(s), "target.jsonl"), lines(userLine("through the link's target", 5)));
+			fs.appendFileSync(path.join(other(s), "hard.jsonl"), lines(userLine("through the other link", 6)));
+			fs.writeSync(held.get(s), lines(userLine("through a descriptor opened before", 7)));
+		});
+		await d.step("list(cwd, dir): after writes elsewhere", (s) => s.SM.list(CWD, s.sessionDir), RF);
+		await d.step("listAll(dir): the same", (s) => s.SM.listAll(s.sessionDir), RF);
+		await d.setup((s) => {
+			fs.closeSync(held.get(s));
+			fs.renameSync(s.sessionDir, `${s.sessionDir}.old`);
+			fs.mkdirSync(s.sessionDir);
+			fs.writeFileSync(f(s, "plain.jsonl"), simpleSession("plain-in-the-new-folder", CWD, { i: 8, name: "new folder" }));
+		});
+		await d.step("list(cwd, dir): the folder replaced", (s) => s.SM.list(CWD, s.sessionDir), RF);
+		await d.setup((s) => {
+			fs.rmSync(s.sessionDir, { recursive: true });
+			fs.renameSync(`${s.sessionDir}.old`, s.sessionDir);
+		});
+		await d.step("list(cwd, dir): the old folder back", (s) => s.SM.list(CWD, s.sessionDir), RF);
+		await d.step("listAll(dir, onProgress): the same", (s) => withProgress("dir", (p) => s.SM.listAll(s.sessionDir, p)), RF);
+	});
+});
+
+test("cache: the same listings with the folder watch turned off (PI_SESSION_NATIVE_WATCH=0), in child processes", () => {
+	// Where a folder cannot be watched (a network filesystem), every file is stat'ed as before;
+	// a sequence of changes and listings gives the same results either way.
+	const root = tempDir("watch-off");
+	const script = `
+		const fs = require("fs"), path = require("path");
+		const { SessionManager } = require(process.argv[2]);
+		const dir = process.argv[1];
+		const header = (id) => JSON.stringify({ type: "session", version: 3, id, timestamp: "2025-01-0" + (id.length % 9 + 1) + "T00:00:00.000Z", cwd: "/p" });
+		const user = (t, i) => JSON.stringify({ type: "message", id: "m" + i, parentId: null, timestamp: "2025-02-01T00:00:0" + (i % 10) + ".000Z", message: { role: "user", content: t, timestamp: 1 } });
+		const out = [];
+		const snap = async () => out.push((await SessionManager.list("/p", dir)).map((s) => [path.basename(s.path), s.messageCount, s.firstMessage, s.modified.toISOString()]));
+		(async () => {
+			fs.mkdirSync(dir, { recursive: true });
+			for (let i = 0; i < 40; i++) fs.writeFileSync(path.join(dir, "s" + i + ".jsonl"), header("id" + "x".repeat(i)) + "\\n" + user("first " + i, i) + "\\n");
+			await snap(); await snap();
+			for (let i = 0; i < 40; i += 3) fs.appendFileSync(path.join(dir, "s" + i + ".jsonl"), user("more " + i, i + 1) + "\\n");
+			fs.unlinkSync(path.join(dir, "s1.jsonl"));
+			fs.renameSync(path.join(dir, "s2.jsonl"), path.join(dir, "t2.jsonl"));
+			fs.utimesSync(path.join(dir, "s4.jsonl"), new Date(5e11), new Date(5e11));
+			await snap(); await snap();
+			process.stdout.write(JSON.stringify(out));
+		})();
+	`;
+	try {
+		const sides = [["reference", REFERENCE_FILE, "1"], ["watched", oursLoadedFrom, "1"], ["unwatched", oursLoadedFrom, "0"]];
+		const [reference, watched, unwatched] = sides.map(([side, impl, watch]) => {
+			const dir = path.join(root, side);
+			const r = spawnSync(process.execPath, ["-e", script, dir, impl], { encoding: "utf8", timeout: 60_000, env: { ...process.env, PI_SESSION_NATIVE_WATCH: watch } });
+			assert.equal(r.status, 0, `${side}: ${r.stderr}`);
+			return JSON.parse(r.stdout);
+		});
+		assert.equal(reference.length, 4);
+		assert.equal(reference[2].length, 39, "a file deleted, one renamed");
+		assert.ok(reference[2].some(([name, count]) => name === "s0.jsonl" && count === 2), "an append seen");
+		assert.deepEqual(watched, reference);
+		assert.deepEqual(unwatched, reference);
+	} finally {
+		fs.rmSync(root, { recursive: true, force: true });
+	}
+});
+
 test("cache: SessionInfo objects are fresh on every call (caller mutations do not leak into the next listing)", async () => {
 	await differential("cache: fresh objects", async (d) => {
 		await d.setup((s) => {

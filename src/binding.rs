@@ -1257,11 +1257,11 @@ pub fn scan_session_folder(
     texts: Option<bool>,
 ) -> Option<ScanHandle> {
     let dir = std::path::PathBuf::from(dir);
-    let names = crate::discovery::session_names_lossy(&dir).ok()?;
+    let (names, view) = crate::discovery::watched_session_names(&dir).ok()?;
     let known = known_tokens(&known);
     let texts = texts.unwrap_or(true);
     Some(spawn_scan(
-        ScanSource::Folder(dir, names),
+        ScanSource::Folder(dir, names, view),
         known,
         texts,
         on_result,
@@ -1271,12 +1271,15 @@ pub fn scan_session_folder(
 /// How many unchanged files, or how long, a batch collects before it is sent.
 const BATCH_FILES: usize = 2048;
 const BATCH_WAIT: std::time::Duration = std::time::Duration::from_millis(4);
+/// The first batch is sent sooner: JavaScript is idle until it arrives.
+const FIRST_BATCH_FILES: usize = 128;
 
 #[derive(Default)]
 struct UnchangedBatch {
     indices: Vec<u32>,
     tokens: Vec<f64>,
     since: Option<std::time::Instant>,
+    sent: bool,
 }
 
 impl UnchangedBatch {
@@ -1285,9 +1288,15 @@ impl UnchangedBatch {
         self.indices.push(index as u32);
         self.tokens.push(token as f64);
         let since = *self.since.get_or_insert_with(std::time::Instant::now);
-        (self.indices.len() >= BATCH_FILES || since.elapsed() >= BATCH_WAIT)
-            .then(|| self.take())
-            .flatten()
+        let files = if self.sent {
+            BATCH_FILES
+        } else {
+            FIRST_BATCH_FILES
+        };
+        // The clock read every 16 files: a file costs less than reading it.
+        let due = self.indices.len() >= files
+            || (self.indices.len().is_multiple_of(16) && since.elapsed() >= BATCH_WAIT);
+        due.then(|| self.take()).flatten()
     }
 
     fn take(&mut self) -> Option<JsScanResult> {
@@ -1295,6 +1304,7 @@ impl UnchangedBatch {
             return None;
         }
         self.since = None;
+        self.sent = true;
         Some(JsScanResult {
             index: -2,
             unchanged: Some(JsUnchanged {
@@ -1309,7 +1319,7 @@ impl UnchangedBatch {
 enum ScanSource {
     /// A folder and its names in `readdir` order: read last name first,
     /// results reported by name and index in that order.
-    Folder(std::path::PathBuf, Vec<String>),
+    Folder(std::path::PathBuf, Vec<String>, crate::watch::View),
     /// `listAll()`'s folders; candidates are found on the scan's thread.
     Folders(Vec<std::path::PathBuf>),
 }
@@ -1322,20 +1332,23 @@ struct ScanPlan {
     read: Vec<bool>,
     /// Results are reported by `last - i` with the file's name (one folder).
     reversed: bool,
+    /// Per folder, what its watch vouches for.
+    views: Vec<crate::watch::View>,
 }
 
 impl ScanSource {
     /// Works out the files to read; `listAll()`'s candidates are sent first.
     fn plan(self, send: &dyn Fn(JsScanResult)) -> ScanPlan {
         match self {
-            ScanSource::Folder(dir, names) => ScanPlan {
+            ScanSource::Folder(dir, names, view) => ScanPlan {
                 dirs: vec![dir],
                 files: names.into_iter().rev().map(|n| (0, n)).collect(),
                 read: vec![true],
                 reversed: true,
+                views: vec![view],
             },
             ScanSource::Folders(dirs) => {
-                let (candidates, read) = crate::discovery::folder_candidates(&dirs);
+                let (candidates, read, views) = crate::discovery::folder_candidates(&dirs);
                 send(JsScanResult {
                     index: -3,
                     candidates: Some(JsCandidates {
@@ -1358,6 +1371,7 @@ impl ScanSource {
                     files: candidates.into_iter().map(|c| (c.folder, c.name)).collect(),
                     read,
                     reversed: false,
+                    views,
                 }
             }
         }
@@ -1374,7 +1388,7 @@ fn spawn_scan(
     let flag = cancel.clone();
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
     let files = match &source {
-        ScanSource::Folder(_, names) => names.len() as u32,
+        ScanSource::Folder(_, names, _) => names.len() as u32,
         ScanSource::Folders(_) => 0,
     };
     std::thread::spawn(move || {
@@ -1383,7 +1397,7 @@ fn spawn_scan(
         };
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
             // The persistent cache loads while listAll()'s folders are read.
-            let (persistent, plan) = std::thread::scope(|scope| {
+            let (persistent, mut plan) = std::thread::scope(|scope| {
                 let loading = scope.spawn(cache_dir_loaded);
                 let plan = source.plan(&send);
                 (loading.join().ok().flatten(), plan)
@@ -1394,7 +1408,9 @@ fn spawn_scan(
                 .map(|(folder, name)| plan.dirs[*folder as usize].join(name))
                 .collect();
             // Files are stat'ed relative to their folder, held open.
-            let folders = crate::discovery::HeldFolders::open(&plan.dirs, &plan.read);
+            let views = std::mem::take(&mut plan.views);
+            let folders =
+                crate::discovery::HeldFolders::open(&plan.dirs, &plan.read).with_views(views);
             let stat_of = |i: usize| {
                 let (folder, name) = &plan.files[i];
                 folders.stat(*folder, name)

@@ -283,6 +283,8 @@ pub fn recent_files(dir: &Path) -> Option<Vec<PathBuf>> {
 pub struct HeldFolders<'a> {
     dirs: &'a [PathBuf],
     held: Vec<Option<Folder<'a>>>,
+    /// Per folder, what its watch vouches for (crate::watch).
+    views: Vec<crate::watch::View>,
 }
 
 impl<'a> HeldFolders<'a> {
@@ -292,16 +294,72 @@ impl<'a> HeldFolders<'a> {
             .zip(read)
             .map(|(dir, &read)| read.then(|| Folder::open(dir).ok()).flatten())
             .collect();
-        HeldFolders { dirs, held }
+        HeldFolders {
+            dirs,
+            held,
+            views: Vec::new(),
+        }
+    }
+
+    /// The views, for a later pass over the same folders.
+    pub fn into_views(self) -> Vec<crate::watch::View> {
+        self.views
+    }
+
+    /// Stats files through their folders' watches (one view per folder).
+    pub fn with_views(mut self, views: Vec<crate::watch::View>) -> Self {
+        self.views = views;
+        self
     }
 
     /// The status of file `name` of folder `folder`, following symlinks.
     pub fn stat(&self, folder: u32, name: &str) -> rustix::io::Result<rustix::fs::Stat> {
+        let view = self.views.get(folder as usize);
+        if let Some(known) = view.and_then(|v| v.known_stat(name)) {
+            return Ok(known);
+        }
+        let st = self.stat_now(folder, name, AtFlags::empty())?;
+        if let Some(view) = view.filter(|v| v.is_watched()) {
+            // Only a regular file with one link changes under this folder's
+            // name alone; a symlink's target and another link do not.
+            let regular = |st: &rustix::fs::Stat| {
+                rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() && st.st_nlink == 1
+            };
+            if regular(&st)
+                && self
+                    .stat_now(folder, name, AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|l| regular(&l) && l.st_ino == st.st_ino)
+            {
+                view.note_stat(name, st);
+            }
+        }
+        Ok(st)
+    }
+
+    fn stat_now(
+        &self,
+        folder: u32,
+        name: &str,
+        flags: AtFlags,
+    ) -> rustix::io::Result<rustix::fs::Stat> {
         match &self.held[folder as usize] {
-            Some(held) => held.stat(OsStr::new(name)),
-            None => rustix::fs::stat(self.dirs[folder as usize].join(name)),
+            Some(held) => rustix::fs::statat(&held.fd, OsStr::new(name), flags),
+            None => rustix::fs::statat(
+                rustix::fs::CWD,
+                self.dirs[folder as usize].join(name),
+                flags,
+            ),
         }
     }
+}
+
+/// The `.jsonl` names of `dir` as `session_names_lossy` gives them, with the
+/// view its files are to be stat'ed through: names read now, or known from
+/// an earlier listing where the folder's watch saw none come or go.
+pub fn watched_session_names(dir: &Path) -> std::io::Result<(Vec<String>, crate::watch::View)> {
+    let view = crate::watch::View::open(dir);
+    let names = view.names(|| session_names_lossy(dir))?;
+    Ok((names, view))
 }
 
 /// A `.jsonl` file found by `listAll()`'s discovery.
@@ -319,10 +377,17 @@ pub struct Candidate {
 /// cannot be read has none), newest mtime first and files without a stat
 /// last; ties keep the order of `dirs`, then of names (`readdir`'s). Also,
 /// for each folder, whether it was read.
-pub fn folder_candidates(dirs: &[PathBuf]) -> (Vec<Candidate>, Vec<bool>) {
-    let listed = parallel_map(dirs, threads(), |dir| session_names_lossy(dir).ok());
+pub fn folder_candidates(dirs: &[PathBuf]) -> (Vec<Candidate>, Vec<bool>, Vec<crate::watch::View>) {
+    let listed = parallel_map(dirs, threads(), |dir| watched_session_names(dir).ok());
     let read: Vec<bool> = listed.iter().map(Option::is_some).collect();
-    let folders = HeldFolders::open(dirs, &read);
+    let (listed, views): (Vec<Option<Vec<String>>>, Vec<crate::watch::View>) = listed
+        .into_iter()
+        .map(|l| match l {
+            Some((names, view)) => (Some(names), view),
+            None => (None, crate::watch::View::default()),
+        })
+        .unzip();
+    let folders = HeldFolders::open(dirs, &read).with_views(views);
     let files: Vec<(u32, String)> = listed
         .into_iter()
         .enumerate()
@@ -350,7 +415,7 @@ pub fn folder_candidates(dirs: &[PathBuf]) -> (Vec<Candidate>, Vec<bool>) {
         (Some(a), Some(b)) => b.partial_cmp(&a).unwrap_or(std::cmp::Ordering::Equal),
         (a, b) => b.is_some().cmp(&a.is_some()),
     });
-    (candidates, read)
+    (candidates, read, folders.into_views())
 }
 
 #[cfg(test)]
@@ -576,7 +641,7 @@ mod tests {
                 .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(200))
                 .unwrap();
         }
-        let (candidates, read) =
+        let (candidates, read, _) =
             folder_candidates(&[dir.clone(), dir.join("missing"), second.clone()]);
         assert_eq!(read, [true, false, true]);
         let order: Vec<(u32, &str, Option<f64>)> = candidates

@@ -20,6 +20,7 @@ pub mod session;
 pub mod store;
 pub mod usage;
 pub mod usage_report;
+pub mod watch;
 
 // Under `cargo test` napi does not register the exports, so they look unused.
 #[cfg_attr(test, allow(dead_code))]

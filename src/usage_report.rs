@@ -327,6 +327,8 @@ pub fn scan_corpus(
     cancel: &AtomicBool,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Corpus {
+    // Opened before anything is stat'ed: what the watches vouch for.
+    let views: Vec<crate::watch::View> = dirs.iter().map(|d| crate::watch::View::open(d)).collect();
     let listings: Vec<(Option<Arc<Listing>>, bool)> =
         dirs.iter().map(|d| folder_listing(d)).collect();
     let read: Vec<bool> = listings.iter().map(|(l, _)| l.is_some()).collect();
@@ -339,7 +341,7 @@ pub fn scan_corpus(
         })
         .collect();
     let listing = |folder: u32| listings[folder as usize].0.as_deref();
-    let folders = crate::discovery::HeldFolders::open(dirs, &read);
+    let folders = crate::discovery::HeldFolders::open(dirs, &read).with_views(views);
     let found: Mutex<Vec<(u32, u32, CachedUsage)>> = Mutex::new(Vec::with_capacity(files.len()));
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);

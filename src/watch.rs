@@ -1,0 +1,425 @@
+//! Session folders watched with inotify, so that a listing of a folder that
+//! nothing touched since an earlier one neither reads the folder again nor
+//! stats its files: the kernel reports every write, truncate, chmod, utime,
+//! create, delete and rename under a watched folder, by any process, before
+//! the call that made it returns. A file's status is trusted only while no
+//! event has named it since it was taken; a folder's names only while no
+//! event has added or removed one. Anything this cannot vouch for is read as
+//! before: files on filesystems whose changes may come from elsewhere (only
+//! local ones are watched), symlinks and files with other links (written
+//! through another folder), a queue overflow, a folder moved or replaced.
+//! `PI_SESSION_NATIVE_WATCH=0` turns it off.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use rustix::fs::Stat;
+
+/// At most this many folders are watched by a process; others are read.
+const MAX_WATCHED: usize = 1024;
+
+/// One watched folder, shared by every path that names it.
+struct Watched {
+    dev: u64,
+    ino: u64,
+    known: RwLock<Known>,
+}
+
+#[derive(Default)]
+struct Known {
+    /// Bumped by every event that names the folder or one of its files: what
+    /// a listing learned is kept only if no event came since it began.
+    epoch: u64,
+    /// The folder's session names in `readdir` order, while none came or went.
+    names: Option<Arc<Vec<String>>>,
+    /// Status of files no event named since it was taken; shared with the
+    /// views open on the folder, copied only when it changes under one.
+    stats: Arc<Stats>,
+}
+
+type Stats = foldhash::HashMap<String, Stat>;
+
+impl Watched {
+    fn forget_all(&self) {
+        if let Ok(mut known) = self.known.write() {
+            known.epoch += 1;
+            known.names = None;
+            known.stats = Arc::default();
+        }
+    }
+
+    fn forget(&self, name: Option<&[u8]>, names_changed: bool) {
+        if let Ok(mut known) = self.known.write() {
+            known.epoch += 1;
+            if names_changed {
+                known.names = None;
+            }
+            match name.map(std::str::from_utf8) {
+                Some(Ok(name)) if known.stats.contains_key(name) => {
+                    Arc::make_mut(&mut known.stats).remove(name);
+                }
+                Some(Ok(_)) => {}
+                // A name Node decodes with replacement characters: not worth matching.
+                Some(Err(_)) => known.stats = Arc::default(),
+                None => {}
+            }
+        }
+    }
+}
+
+struct Watcher {
+    fd: std::os::fd::OwnedFd,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    by_wd: HashMap<i32, Arc<Watched>>,
+    paths: HashMap<PathBuf, i32>,
+}
+
+fn watcher() -> Option<&'static Watcher> {
+    static WATCHER: OnceLock<Option<Watcher>> = OnceLock::new();
+    WATCHER
+        .get_or_init(|| {
+            if std::env::var_os("PI_SESSION_NATIVE_WATCH").is_some_and(|v| v == "0") {
+                return None;
+            }
+            use rustix::fs::inotify::CreateFlags;
+            let fd =
+                rustix::fs::inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
+            Some(Watcher {
+                fd,
+                state: Mutex::new(State::default()),
+            })
+        })
+        .as_ref()
+}
+
+/// Filesystems whose every change passes through this kernel (network and
+/// FUSE filesystems can change without an event).
+fn is_local(dir: &Path) -> bool {
+    const EXT4: i64 = 0xEF53;
+    const XFS: i64 = 0x5846_5342;
+    const BTRFS: i64 = 0x9123_683E;
+    const TMPFS: i64 = 0x0102_1994;
+    const F2FS: i64 = 0xF2F5_2010;
+    // `f_type`'s width differs between targets.
+    #[allow(clippy::unnecessary_cast)]
+    rustix::fs::statfs(dir)
+        .is_ok_and(|fs| [EXT4, XFS, BTRFS, TMPFS, F2FS].contains(&(fs.f_type as i64)))
+}
+
+impl Watcher {
+    /// Applies every event the kernel queued since the last call.
+    fn drain(&self, state: &mut State) {
+        use rustix::fs::inotify::{ReadFlags, Reader};
+        let mut buf = [std::mem::MaybeUninit::uninit(); 16384];
+        let mut reader = Reader::new(&self.fd, &mut buf);
+        loop {
+            let event = match reader.next() {
+                Ok(event) => event,
+                Err(rustix::io::Errno::AGAIN) => return,
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(_) => {
+                    // Events may be lost: nothing learned is trusted.
+                    state.by_wd.values().for_each(|w| w.forget_all());
+                    return;
+                }
+            };
+            let flags = event.events();
+            if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
+                state.by_wd.values().for_each(|w| w.forget_all());
+                continue;
+            }
+            let wd = event.wd();
+            let Some(watched) = state.by_wd.get(&wd) else {
+                continue;
+            };
+            if flags.intersects(
+                ReadFlags::IGNORED
+                    | ReadFlags::DELETE_SELF
+                    | ReadFlags::MOVE_SELF
+                    | ReadFlags::UNMOUNT,
+            ) {
+                watched.forget_all();
+                if flags.contains(ReadFlags::IGNORED) {
+                    state.by_wd.remove(&wd);
+                    state.paths.retain(|_, w| *w != wd);
+                }
+                continue;
+            }
+            let names_changed = flags.intersects(
+                ReadFlags::CREATE | ReadFlags::DELETE | ReadFlags::MOVED_FROM | ReadFlags::MOVED_TO,
+            );
+            watched.forget(event.file_name().map(|n| n.to_bytes()), names_changed);
+        }
+    }
+
+    /// The watch of `dir`, added now if it has none; `None` where it cannot
+    /// be watched.
+    fn folder(&self, dir: &Path) -> Option<Arc<Watched>> {
+        use rustix::fs::inotify::WatchFlags;
+        let mut state = self.state.lock().ok()?;
+        self.drain(&mut state);
+        let st = rustix::fs::stat(dir).ok()?;
+        if let Some(wd) = state.paths.get(dir).copied() {
+            match state.by_wd.get(&wd) {
+                Some(w) if w.dev == st.st_dev && w.ino == st.st_ino => return Some(w.clone()),
+                // The path names another folder now.
+                _ => {
+                    state.paths.remove(dir);
+                }
+            }
+        }
+        if state.by_wd.len() >= MAX_WATCHED || !is_local(dir) {
+            return None;
+        }
+        let mask = WatchFlags::MODIFY
+            | WatchFlags::ATTRIB
+            | WatchFlags::CREATE
+            | WatchFlags::DELETE
+            | WatchFlags::MOVED_FROM
+            | WatchFlags::MOVED_TO
+            | WatchFlags::DELETE_SELF
+            | WatchFlags::MOVE_SELF
+            | WatchFlags::ONLYDIR;
+        let wd = rustix::fs::inotify::add_watch(&self.fd, dir, mask).ok()?;
+        // The folder watched must be the one stat'ed.
+        let same = rustix::fs::stat(dir)
+            .is_ok_and(|after| after.st_dev == st.st_dev && after.st_ino == st.st_ino);
+        let watched = match state.by_wd.get(&wd) {
+            Some(w) if w.dev == st.st_dev && w.ino == st.st_ino => w.clone(),
+            Some(_) => return None,
+            None if !same => {
+                let _ = rustix::fs::inotify::remove_watch(&self.fd, wd);
+                return None;
+            }
+            None => {
+                let w = Arc::new(Watched {
+                    dev: st.st_dev,
+                    ino: st.st_ino,
+                    known: RwLock::new(Known::default()),
+                });
+                state.by_wd.insert(wd, w.clone());
+                w
+            }
+        };
+        if !same {
+            return None;
+        }
+        state.paths.insert(dir.to_path_buf(), wd);
+        Some(watched)
+    }
+}
+
+/// One listing's view of a folder: what it may take as known (as it was
+/// when the view opened), and what it learns, kept when it closes if no
+/// event came meanwhile. Read without locks by the scan's threads.
+#[derive(Default)]
+pub struct View {
+    watched: Option<Arc<Watched>>,
+    epoch: u64,
+    stats: Arc<Stats>,
+    learned: Mutex<Vec<(String, Stat)>>,
+}
+
+impl View {
+    /// The view of `dir` now (events so far applied); without a watch where
+    /// the folder cannot be watched.
+    pub fn open(dir: &Path) -> View {
+        let Some(watched) = watcher().and_then(|w| w.folder(dir)) else {
+            return View::default();
+        };
+        let Ok((epoch, stats)) = watched.known.read().map(|k| (k.epoch, k.stats.clone())) else {
+            return View::default();
+        };
+        View {
+            watched: Some(watched),
+            epoch,
+            stats,
+            learned: Mutex::default(),
+        }
+    }
+
+    /// The folder's session names in `readdir` order: known, or from `read`.
+    pub fn names(
+        &self,
+        read: impl FnOnce() -> std::io::Result<Vec<String>>,
+    ) -> std::io::Result<Vec<String>> {
+        let Some(watched) = &self.watched else {
+            return read();
+        };
+        if let Some(names) = watched.known.read().ok().and_then(|k| k.names.clone()) {
+            return Ok(names.as_ref().clone());
+        }
+        let names = read()?;
+        if let Ok(mut known) = watched.known.write() {
+            if known.epoch == self.epoch {
+                known.names = Some(Arc::new(names.clone()));
+            }
+        }
+        Ok(names)
+    }
+
+    /// A file's status if no event named it since it was noted.
+    pub fn known_stat(&self, name: &str) -> Option<Stat> {
+        self.stats.get(name).copied()
+    }
+
+    /// Whether what is learned through this view is kept.
+    pub fn is_watched(&self) -> bool {
+        self.watched.is_some()
+    }
+
+    /// Notes a file's status, taken after this view opened.
+    pub fn note_stat(&self, name: &str, stat: Stat) {
+        if self.watched.is_some() {
+            if let Ok(mut learned) = self.learned.lock() {
+                learned.push((name.to_owned(), stat));
+            }
+        }
+    }
+}
+
+impl Drop for View {
+    fn drop(&mut self) {
+        let learned = std::mem::take(self.learned.get_mut().unwrap_or_else(|e| e.into_inner()));
+        let Some(watched) = &self.watched else { return };
+        if learned.is_empty() {
+            return;
+        }
+        self.stats = Arc::default();
+        if let Ok(mut known) = watched.known.write() {
+            if known.epoch == self.epoch {
+                Arc::make_mut(&mut known.stats).extend(learned);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::io::Write;
+
+    fn temp_dir() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("pisn-watch-{}", uuid::Uuid::new_v4()));
+        fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn read_names(dir: &Path) -> std::io::Result<Vec<String>> {
+        crate::discovery::session_names_lossy(dir)
+    }
+
+    /// Opens a view and stats every name through it, as a listing does.
+    fn listing(dir: &Path) -> Vec<String> {
+        let view = View::open(dir);
+        let names = view.names(|| read_names(dir)).unwrap();
+        let dirs = [dir.to_path_buf()];
+        let folders = crate::discovery::HeldFolders::open(&dirs, &[true]).with_views(vec![view]);
+        for name in &names {
+            folders.stat(0, name).unwrap();
+        }
+        names
+    }
+
+    #[test]
+    fn every_change_forgets_what_it_touched() {
+        if watcher().is_none() || !is_local(&std::env::temp_dir()) {
+            eprintln!("skipped: no inotify on the temporary folder's filesystem");
+            return;
+        }
+        let dir = temp_dir();
+        for n in ["a", "b", "c"] {
+            fs::write(dir.join(format!("{n}.jsonl")), "{}\n").unwrap();
+        }
+        let names = listing(&dir);
+        assert_eq!(names, ["a.jsonl", "b.jsonl", "c.jsonl"]);
+        let view = View::open(&dir);
+        assert!(view.is_watched());
+        assert!(names.iter().all(|n| view.known_stat(n).is_some()));
+
+        // An append (by another handle), a utime, nothing.
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join("a.jsonl"))
+            .unwrap();
+        f.write_all(b"{}\n").unwrap();
+        fs::File::open(dir.join("b.jsonl"))
+            .unwrap()
+            .set_modified(std::time::SystemTime::UNIX_EPOCH)
+            .unwrap();
+        let view = View::open(&dir);
+        assert!(view.known_stat("a.jsonl").is_none());
+        assert!(view.known_stat("b.jsonl").is_none());
+        assert!(view.known_stat("c.jsonl").is_some());
+        assert_eq!(view.names(|| panic!("names are known")).unwrap(), names);
+        drop(view);
+        listing(&dir);
+
+        // A write through a descriptor opened before the last listing.
+        f.write_all(b"{}\n").unwrap();
+        assert!(View::open(&dir).known_stat("a.jsonl").is_none());
+        listing(&dir);
+
+        // A new file, a rename over another, a delete: names are read again.
+        fs::write(dir.join("d.jsonl"), "{}\n").unwrap();
+        let names = listing(&dir);
+        assert_eq!(names, ["a.jsonl", "b.jsonl", "c.jsonl", "d.jsonl"]);
+        fs::write(dir.join("tmp"), "{}\n{}\n").unwrap();
+        fs::rename(dir.join("tmp"), dir.join("c.jsonl")).unwrap();
+        fs::remove_file(dir.join("d.jsonl")).unwrap();
+        let view = View::open(&dir);
+        assert!(view.known_stat("c.jsonl").is_none());
+        assert!(view.known_stat("d.jsonl").is_none());
+        assert!(view.known_stat("b.jsonl").is_some());
+        let names = view.names(|| read_names(&dir)).unwrap();
+        assert_eq!(names, ["a.jsonl", "b.jsonl", "c.jsonl"]);
+
+        // What a listing learned after an event it has not seen is not kept.
+        let stale = View::open(&dir);
+        fs::write(dir.join("b.jsonl"), "{}\n{}\n{}\n").unwrap();
+        let _ = View::open(&dir); // another listing applies the event
+        stale.note_stat("b.jsonl", rustix::fs::stat(dir.join("b.jsonl")).unwrap());
+        drop(stale);
+        assert!(View::open(&dir).known_stat("b.jsonl").is_none());
+
+        // The folder replaced by another of the same name.
+        listing(&dir);
+        let moved = dir.with_extension("old");
+        fs::rename(&dir, &moved).unwrap();
+        fs::create_dir(&dir).unwrap();
+        fs::write(dir.join("z.jsonl"), "{}\n").unwrap();
+        let view = View::open(&dir);
+        assert!(view.known_stat("a.jsonl").is_none());
+        assert_eq!(view.names(|| read_names(&dir)).unwrap(), ["z.jsonl"]);
+        fs::remove_dir_all(&dir).unwrap();
+        fs::remove_dir_all(&moved).unwrap();
+    }
+
+    #[test]
+    fn symlinks_and_linked_files_are_always_stat_ed() {
+        if watcher().is_none() || !is_local(&std::env::temp_dir()) {
+            eprintln!("skipped: no inotify on the temporary folder's filesystem");
+            return;
+        }
+        let dir = temp_dir();
+        let elsewhere = temp_dir();
+        fs::write(elsewhere.join("target"), "{}\n").unwrap();
+        std::os::unix::fs::symlink(elsewhere.join("target"), dir.join("link.jsonl")).unwrap();
+        fs::write(elsewhere.join("hard"), "{}\n").unwrap();
+        fs::hard_link(elsewhere.join("hard"), dir.join("hard.jsonl")).unwrap();
+        fs::write(dir.join("plain.jsonl"), "{}\n").unwrap();
+        listing(&dir);
+        let view = View::open(&dir);
+        assert!(view.known_stat("link.jsonl").is_none());
+        assert!(view.known_stat("hard.jsonl").is_none());
+        assert!(view.known_stat("plain.jsonl").is_some());
+        fs::remove_dir_all(&dir).unwrap();
+        fs::remove_dir_all(&elsewhere).unwrap();
+    }
+}
