@@ -139,18 +139,30 @@ function sessionInfo(file, summary, stats, texts = true) {
       : !Number.isNaN(headerTime)
         ? new Date(headerTime)
         : stats.mtime;
-  return {
-    path: file,
-    id: header.id,
-    cwd: typeof header.cwd === 'string' ? header.cwd : '',
-    name: summary.name == null ? undefined : JSON.parse(summary.name),
-    parentSessionPath: header.parentSession,
+  return makeInfo(
+    file,
+    header.id,
+    typeof header.cwd === 'string' ? header.cwd : '',
+    summary.name == null ? undefined : JSON.parse(summary.name),
+    header.parentSession,
     created,
     modified,
-    messageCount: summary.messageCount,
-    firstMessage: (summary.firstMessage ?? JSON.parse(summary.firstMessageLiteral)) || '(no messages)',
-    ...(texts && { allMessagesText: summary.allMessagesText ?? JSON.parse(summary.allMessagesTextLiteral) }),
-  };
+    summary.messageCount,
+    (summary.firstMessage ?? JSON.parse(summary.firstMessageLiteral)) || '(no messages)',
+    texts ? (summary.allMessagesText ?? JSON.parse(summary.allMessagesTextLiteral)) : undefined,
+  );
+}
+
+/**
+ * Every SessionInfo is made here, read or copied, so that all of a listing's
+ * have one shape: V8 optimizes the partial lists' loops for the shape of the
+ * first listing, and a second shape from the copies of a warm one undid that
+ * (the second list() of a process took half as long again).
+ */
+function makeInfo(path, id, cwd, name, parentSessionPath, created, modified, messageCount, firstMessage, allMessagesText) {
+  return allMessagesText === undefined
+    ? { path, id, cwd, name, parentSessionPath, created, modified, messageCount, firstMessage }
+    : { path, id, cwd, name, parentSessionPath, created, modified, messageCount, firstMessage, allMessagesText };
 }
 
 /**
@@ -204,11 +216,18 @@ function listingToken(info) {
 
 /** A fresh SessionInfo equal to a cached one (strings are shared; they are immutable). */
 function copyInfo({ info, header }) {
-  const copy = {
-    ...info,
-    created: new Date(info.created.getTime()),
-    modified: new Date(info.modified.getTime()),
-  };
+  const copy = makeInfo(
+    info.path,
+    info.id,
+    info.cwd,
+    info.name,
+    info.parentSessionPath,
+    new Date(info.created.getTime()),
+    new Date(info.modified.getTime()),
+    info.messageCount,
+    info.firstMessage,
+    info.allMessagesText,
+  );
   // A header id or parentSession that is an object must be a new object too.
   if ((typeof info.id === 'object' && info.id !== null) || (typeof info.parentSessionPath === 'object' && info.parentSessionPath !== null)) {
     const fresh = JSON.parse(header);
