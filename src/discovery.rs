@@ -52,7 +52,11 @@ impl<'a> Folder<'a> {
 
     /// The status of a file in the folder, following symlinks like `statSync`.
     pub fn stat(&self, name: &OsStr) -> rustix::io::Result<rustix::fs::Stat> {
-        rustix::fs::statat(&self.fd, name, AtFlags::empty())
+        self.stat_with(name, AtFlags::empty())
+    }
+
+    fn stat_with(&self, name: &OsStr, flags: AtFlags) -> rustix::io::Result<rustix::fs::Stat> {
+        rustix::fs::statat(&self.fd, name, flags)
     }
 
     /// `stats.mtimeMs` of a file.
@@ -343,7 +347,7 @@ impl<'a> HeldFolders<'a> {
         flags: AtFlags,
     ) -> rustix::io::Result<rustix::fs::Stat> {
         match &self.held[folder as usize] {
-            Some(held) => rustix::fs::statat(&held.fd, OsStr::new(name), flags),
+            Some(held) => held.stat_with(OsStr::new(name), flags),
             None => rustix::fs::statat(
                 rustix::fs::CWD,
                 self.dirs[folder as usize].join(name),

@@ -186,43 +186,42 @@ impl Watcher {
             | WatchFlags::MOVE_SELF
             | WatchFlags::ONLYDIR;
         let wd = rustix::fs::inotify::add_watch(&self.fd, dir, mask).ok()?;
-        // The folder watched must be the one stat'ed.
-        let same = rustix::fs::stat(dir)
-            .is_ok_and(|after| after.st_dev == st.st_dev && after.st_ino == st.st_ino);
-        let watched = match state.by_wd.get(&wd) {
-            Some(w) if w.dev == st.st_dev && w.ino == st.st_ino => w.clone(),
-            Some(_) => return None,
-            None if !same => {
-                let _ = rustix::fs::inotify::remove_watch(&self.fd, wd);
-                return None;
-            }
-            None => {
-                let w = Arc::new(Watched {
-                    dev: st.st_dev,
-                    ino: st.st_ino,
-                    known: RwLock::new(Known::default()),
-                });
-                state.by_wd.insert(wd, w.clone());
-                w
-            }
-        };
+        let is_stated = |dev: u64, ino: u64| dev == st.st_dev && ino == st.st_ino;
+        // The folder watched must be the one stat'ed (and one watched
+        // already under this descriptor, through another path, that one).
+        let existing = state.by_wd.get(&wd).cloned();
+        let same = rustix::fs::stat(dir).is_ok_and(|after| is_stated(after.st_dev, after.st_ino))
+            && existing.as_ref().is_none_or(|w| is_stated(w.dev, w.ino));
         if !same {
+            if existing.is_none() {
+                let _ = rustix::fs::inotify::remove_watch(&self.fd, wd);
+            }
             return None;
         }
+        let watched = existing.unwrap_or_else(|| {
+            let w = Arc::new(Watched {
+                dev: st.st_dev,
+                ino: st.st_ino,
+                known: RwLock::new(Known::default()),
+            });
+            state.by_wd.insert(wd, w.clone());
+            w
+        });
         state.paths.insert(dir.to_path_buf(), wd);
         Some(watched)
     }
 }
 
 /// One listing's view of a folder: what it may take as known (as it was
-/// when the view opened), and what it learns, kept when it closes if no
-/// event came meanwhile. Read without locks by the scan's threads.
+/// when the view opened, read without locks by the scan's threads), and what
+/// it learns: answered again within the listing (`listAll()` stats a file in
+/// discovery and in the scan), kept when it closes if no event came meanwhile.
 #[derive(Default)]
 pub struct View {
     watched: Option<Arc<Watched>>,
     epoch: u64,
     stats: Arc<Stats>,
-    learned: Mutex<Vec<(String, Stat)>>,
+    learned: Mutex<Stats>,
 }
 
 impl View {
@@ -263,9 +262,14 @@ impl View {
         Ok(names)
     }
 
-    /// A file's status if no event named it since it was noted.
+    /// A file's status if no event named it since it was noted, or if this
+    /// listing took it already.
     pub fn known_stat(&self, name: &str) -> Option<Stat> {
-        self.stats.get(name).copied()
+        self.watched.as_ref()?;
+        if let Some(st) = self.stats.get(name) {
+            return Some(*st);
+        }
+        self.learned.lock().ok()?.get(name).copied()
     }
 
     /// Whether what is learned through this view is kept.
@@ -277,7 +281,7 @@ impl View {
     pub fn note_stat(&self, name: &str, stat: Stat) {
         if self.watched.is_some() {
             if let Ok(mut learned) = self.learned.lock() {
-                learned.push((name.to_owned(), stat));
+                learned.insert(name.to_owned(), stat);
             }
         }
     }
@@ -290,6 +294,7 @@ impl Drop for View {
         if learned.is_empty() {
             return;
         }
+        // This view's share of the known stats, let go so that they are not copied.
         self.stats = Arc::default();
         if let Ok(mut known) = watched.known.write() {
             if known.epoch == self.epoch {
@@ -385,6 +390,10 @@ mod tests {
         fs::write(dir.join("b.jsonl"), "{}\n{}\n{}\n").unwrap();
         let _ = View::open(&dir); // another listing applies the event
         stale.note_stat("b.jsonl", rustix::fs::stat(dir.join("b.jsonl")).unwrap());
+        assert!(
+            stale.known_stat("b.jsonl").is_some(),
+            "answered again within its listing"
+        );
         drop(stale);
         assert!(View::open(&dir).known_stat("b.jsonl").is_none());
 
