@@ -583,6 +583,46 @@ test("cache: the same listings with the folder watch turned off (PI_SESSION_NATI
 	}
 });
 
+test("odd folder answered from the persistent listing cache in new processes (results in batches and one at a time)", () => {
+	// Plain results cross to JavaScript in batches, a column per field; files that are not
+	// sessions, fail, or hold texts that are not UTF-8 or times only JavaScript parses come
+	// one at a time. Each process lists cold (ours writes its cache file), then again from
+	// the cache file in a new process, and must give the reference's results.
+	const root = tempDir("odd-persisted");
+	const script = `
+		const path = require("path");
+		const m = require(process.argv[2]);
+		if (process.argv[3]) m.configureListing({ cacheDir: process.argv[3] });
+		const dir = process.argv[1];
+		const show = (infos) => infos.map((s) => ({ ...s, path: path.relative(dir, s.path), created: String(s.created), modified: String(s.modified) }));
+		(async () => {
+			let calls = 0, lists = 0;
+			const listed = await m.SessionManager.list(${JSON.stringify(CWD)}, dir, (loaded, total, partial) => { calls++; if (partial) lists++; });
+			const all = await m.SessionManager.listAll(dir);
+			process.stdout.write(JSON.stringify({ listed: show(listed), all: show(all), calls, lists }));
+		})();
+	`;
+	try {
+		const run = (side, impl, cacheDir) => {
+			const dir = path.join(root, side, "sessions");
+			const r = spawnSync(process.execPath, ["-e", script, dir, impl, cacheDir ?? ""], { encoding: "utf8", timeout: 60_000, maxBuffer: 1 << 28 });
+			assert.equal(r.status, 0, `${side}: ${r.stderr}`);
+			return JSON.parse(r.stdout);
+		};
+		for (const side of ["reference", "ours"]) writeCases(path.join(root, side, "sessions"), CASES, path.join(root, side, "external"));
+		const reference = run("reference", REFERENCE_FILE);
+		assert.ok(reference.listed.length > 10 && reference.calls > 10);
+		const cacheDir = path.join(root, "cache");
+		const cold = run("ours", oursLoadedFrom, cacheDir);
+		assert.ok(fs.readdirSync(cacheDir).some((f) => f.startsWith("pi-session-native-listing")), "the cache file was written");
+		const cached = run("ours", oursLoadedFrom, cacheDir);
+		assert.deepEqual(cold, reference);
+		assert.deepEqual(cached, reference);
+	} finally {
+		fs.rmSync(root, { recursive: true, force: true });
+	}
+});
+
 test("cache: SessionInfo objects are fresh on every call (caller mutations do not leak into the next listing)", async () => {
 	await differential("cache: fresh objects", async (d) => {
 		await d.setup((s) => {

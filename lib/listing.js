@@ -304,6 +304,9 @@ function loadInfos(source, onLoaded, signal, onStart) {
   const known = new Float64Array(knownCount);
   let k = 0;
   for (const map of held) for (const token of map.keys()) known[k++] = token;
+  // path.join(dir, name) for a name as readdir gives it (no separator, never
+  // "." or ".."): the folder's normalized path, a separator, the name.
+  const prefixes = dirs.map((dir) => path.join(dir, 'x').slice(0, -1));
   return new Promise((resolve, reject) => {
     let settled = false;
     let failed = false;
@@ -459,30 +462,34 @@ function loadInfos(source, onLoaded, signal, onStart) {
         const { indices, tokens } = result.unchanged;
         const infos = answerUnchanged(indices, tokens);
         enqueue(indices.length, (k) => onUnchanged(indices[k], infos[k]));
+      } else if (result.read) {
+        const batch = result.read;
+        enqueue(batch.indices.length, (k) =>
+          onRead(batch.indices[k], batch.names?.[k], batchSummary(batch, k), batch.mtimeMs[k], batch.tokens[k], false),
+        );
       } else {
-        enqueue(1, () => onRead(result));
+        enqueue(1, () => onRead(result.index, result.name, result.summary, result.mtimeMs, result.token, result.failed));
       }
     };
     /** A file read, or from the native cache (but not held here). */
-    const onRead = (result) => {
-      const index = result.index;
+    const onRead = (index, resultName, summary, resultMtimeMs, token, readFailed) => {
       const folder = folderOf(index);
-      const name = candidates ? candidates.names[index] : result.name;
+      const name = candidates ? candidates.names[index] : resultName;
       if (names) names[index] = name;
-      const file = path.join(dirs[folder], name);
+      const file = prefixes[folder] + name;
       let info = null;
-      if (result.summary && !result.failed) {
+      if (summary && !readFailed) {
         // `stats.mtime` rounds `mtimeMs` to the millisecond; without a stat
         // from discovery, the one taken while reading counts.
         const discovered = candidates ? candidates.mtimeMs[index] : Number.NaN;
-        const mtimeMs = Number.isNaN(discovered) ? result.mtimeMs : discovered;
-        info = tryInfo(file, result.summary, { mtime: new Date(Math.round(mtimeMs)) }, texts);
-        if (info) noteToken(folder, info, result.token);
-        const header = result.summary.header;
-        if (texts) added[folder].set(result.token, { info: info && copyInfo({ info, header }), header, name, stamp: 0 });
-      } else if (result.token) {
+        const mtimeMs = Number.isNaN(discovered) ? resultMtimeMs : discovered;
+        info = tryInfo(file, summary, { mtime: new Date(Math.round(mtimeMs)) }, texts);
+        if (info) noteToken(folder, info, token);
+        const header = summary.header;
+        if (texts) added[folder].set(token, { info: info && copyInfo({ info, header }), header, name, stamp: 0 });
+      } else if (token) {
         // Not a session as the reference reads it: known to be null until it changes.
-        added[folder].set(result.token, { info: null, header: null, name, stamp: 0 });
+        added[folder].set(token, { info: null, header: null, name, stamp: 0 });
       }
       return deliver(info, placeOfIndex(index));
     };
@@ -504,6 +511,22 @@ function loadInfos(source, onLoaded, signal, onStart) {
     }
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+const NO_TIMES = Object.freeze([]);
+
+/** File `k` of a batch of plain read results, as the summary of one result. */
+function batchSummary(batch, k) {
+  const lastActivity = batch.lastActivity[k];
+  return {
+    header: batch.headers[k],
+    messageCount: batch.messageCounts[k],
+    firstMessage: batch.firstMessages[k],
+    allMessagesText: batch.allMessagesTexts?.[k],
+    lastActivity: Number.isNaN(lastActivity) ? undefined : lastActivity,
+    unparsedTimes: NO_TIMES,
+    name: batch.sessionNames[k],
+  };
 }
 
 /** Stamps listings, so that each knows which held records it answered from. */
