@@ -344,7 +344,7 @@ function loadInfos(source, onLoaded, signal, onStart) {
       onStart?.(total);
     };
     // Deliveries wait here (Rust sends batches) and are taken a file at a
-    // time: right away while this macrotask has handed over fewer than 64
+    // time: right away while this macrotask has handed over fewer than 256
     // files in 2 ms (Node hands many results over in one go), else from
     // setImmediate. A callback that threw also ends the turn, so that the
     // rejection is seen before the next file, as with the reference's
