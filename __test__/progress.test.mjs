@@ -119,3 +119,34 @@ for (const [side, module] of [["reference", reference], ["ours", ours]]) {
 		fs.rmSync(base, { recursive: true, force: true });
 	});
 }
+
+test("a caller that changes dates during a warm listing's progress: the result is the reference's", async () => {
+	// A second listing of an unchanged folder reuses the order of the first (same names,
+	// same dates); a date changed in a partial list must still move its session, as in
+	// the reference, whose final sort reads the dates as they are then, ties by name.
+	const results = {};
+	for (const [side, module] of [["reference", reference], ["ours", ours]]) {
+		const base = fs.mkdtempSync(path.join(os.tmpdir(), `pisn-progress-dates-${side}-`));
+		const dir = path.join(base, "sessions");
+		writeFolder(dir, 120);
+		const plain = await module.SessionManager.list(CWD, dir);
+		const again = await module.SessionManager.list(CWD, dir);
+		const changed = await module.SessionManager.list(CWD, dir, (_loaded, _total, partial) => {
+			for (const info of partial ?? []) {
+				if (info.id === "s12") info.modified.setTime(Date.parse(ISO(4)));
+				if (info.id === "s13") info.modified = new Date(0);
+			}
+		});
+		const after = await module.SessionManager.list(CWD, dir);
+		const show = (infos) => infos.map((s) => `${s.id} ${s.modified.toISOString()}`);
+		results[side] = { plain: show(plain), again: show(again), changed: show(changed), after: show(after) };
+		fs.rmSync(base, { recursive: true, force: true });
+	}
+	const { reference: expected, ours: actual } = results;
+	// s12 now ties with s4, s9, s14 ...: among them by name (descending), as the reference sorts.
+	const newest = expected.changed.filter((line) => line.endsWith(ISO(4)));
+	assert.deepEqual(newest.slice(-3), [`s12 ${ISO(4)}`, `s9 ${ISO(4)}`, `s4 ${ISO(4)}`]);
+	assert.equal(expected.changed.at(-1), `s13 ${new Date(0).toISOString()}`, "and s13 last");
+	assert.deepEqual(expected.after, expected.plain, "the next listing has fresh infos");
+	assert.deepEqual(actual, expected);
+});

@@ -631,16 +631,39 @@ class PartialList {
  * result depends on the sort's input: then the callers get name order, as
  * from the reference.
  */
-function referenceOrder(results, names) {
+function referenceOrder(results, names, dir) {
   const kept = [];
   for (let i = 0; i < results.length; i++) if (results[i] !== null) kept.push(i);
   const time = kept.map((i) => results[i].modified.getTime());
+  const last = lastOrders.get(dir);
+  if (last !== undefined && sameOrderInputs(last, names, kept, time)) return last.order.map((i) => results[i]);
+  let order;
   if (time.some(Number.isNaN)) {
-    return kept.sort((i, j) => collator.compare(names[j], names[i])).map((i) => results[i]);
+    order = [...kept].sort((i, j) => collator.compare(names[j], names[i]));
+  } else {
+    const places = kept.map((_, k) => k);
+    places.sort((a, b) => time[b] - time[a] || collator.compare(names[kept[b]], names[kept[a]]) || kept[a] - kept[b]);
+    order = places.map((k) => kept[k]);
   }
-  const order = kept.map((_, k) => k);
-  order.sort((a, b) => time[b] - time[a] || collator.compare(names[kept[b]], names[kept[a]]) || kept[a] - kept[b]);
-  return order.map((k) => results[kept[k]]);
+  lastOrders.set(dir, { names, kept, time, order });
+  return order.map((i) => results[i]);
+}
+
+/**
+ * Per folder, the inputs and result of its last referenceOrder: a listing of
+ * a folder nothing changed in has the same names, the same files that are
+ * sessions and the same dates, so the same order, without the sort.
+ */
+const lastOrders = new Map();
+
+function sameOrderInputs(last, names, kept, time) {
+  if (last.names.length !== names.length || last.kept.length !== kept.length) return false;
+  for (let i = 0; i < names.length; i++) if (last.names[i] !== names[i]) return false;
+  for (let k = 0; k < kept.length; k++) {
+    // Object.is: NaN (an invalid date) is the same as NaN.
+    if (last.kept[k] !== kept[k] || !Object.is(last.time[k], time[k])) return false;
+  }
+  return true;
 }
 
 async function listSessionsFromDir(dir, onProgress, signal, include, texts) {
@@ -665,7 +688,7 @@ async function listSessionsFromDir(dir, onProgress, signal, include, texts) {
       total = n;
     });
     if (names === null) return [];
-    return referenceOrder(results, names);
+    return referenceOrder(results, names, dir);
   } catch {
     signal?.throwIfAborted();
     return [];
