@@ -1362,40 +1362,69 @@ struct ReadBatch {
     sent: bool,
 }
 
-impl ReadBatch {
+/// One file's plain summary in the forms JavaScript gets, made on the scan
+/// thread before the batch's lock is taken (encoding a long text is the
+/// costly part, and the scan threads do it side by side).
+struct ReadRow {
+    index: u32,
+    name: Option<String>,
+    token: f64,
+    mtime_ms: f64,
+    header: String,
+    message_count: u32,
+    first_message: Text,
+    all_messages_text: Option<Text>,
+    last_activity: f64,
+    session_name: Option<String>,
+}
+
+impl ReadRow {
     /// Whether a summary holds nothing unusual: texts in UTF-8 (a JSON
     /// literal otherwise), no times only JavaScript can parse.
-    fn takes(summary: &listing::SessionSummary, texts: bool) -> bool {
+    fn plain(summary: &listing::SessionSummary, texts: bool) -> bool {
         summary.unparsed_times.is_empty()
             && std::str::from_utf8(&summary.first_message).is_ok()
             && (!texts || std::str::from_utf8(&summary.all_messages_text).is_ok())
     }
 
-    /// Adds a file whose summary it `takes`; returns the batch when it is due.
-    fn add(
-        &mut self,
+    /// The row of a summary that is `plain`.
+    fn new(
         index: usize,
         name: Option<String>,
         summary: listing::SessionSummary,
         mtime_ms: f64,
         token: u64,
         texts: bool,
-    ) -> Option<JsScanResult> {
+    ) -> ReadRow {
         let text = |bytes: Vec<u8>| Text::new(String::from_utf8(bytes).unwrap_or_default());
-        self.indices.push(index as u32);
-        self.names.extend(name);
-        self.tokens.push(token as f64);
-        self.mtime_ms.push(mtime_ms);
-        self.headers.push(summary.header);
-        self.message_counts.push(summary.message_count);
-        self.first_messages.push(text(summary.first_message));
-        if texts {
-            self.all_messages_texts
-                .push(text(summary.all_messages_text));
+        ReadRow {
+            index: index as u32,
+            name,
+            token: token as f64,
+            mtime_ms,
+            header: summary.header,
+            message_count: summary.message_count,
+            first_message: text(summary.first_message),
+            all_messages_text: texts.then(|| text(summary.all_messages_text)),
+            last_activity: summary.last_activity.unwrap_or(f64::NAN),
+            session_name: summary.name,
         }
-        self.last_activity
-            .push(summary.last_activity.unwrap_or(f64::NAN));
-        self.session_names.push(summary.name);
+    }
+}
+
+impl ReadBatch {
+    /// Adds a file; returns the batch to send when it is due.
+    fn add(&mut self, row: ReadRow, texts: bool) -> Option<JsScanResult> {
+        self.indices.push(row.index);
+        self.names.extend(row.name);
+        self.tokens.push(row.token);
+        self.mtime_ms.push(row.mtime_ms);
+        self.headers.push(row.header);
+        self.message_counts.push(row.message_count);
+        self.first_messages.push(row.first_message);
+        self.all_messages_texts.extend(row.all_messages_text);
+        self.last_activity.push(row.last_activity);
+        self.session_names.push(row.session_name);
         let since = *self.since.get_or_insert_with(std::time::Instant::now);
         let due = !self.sent || self.indices.len() >= BATCH_FILES || since.elapsed() >= BATCH_WAIT;
         due.then(|| self.take(texts)).flatten()
@@ -1550,14 +1579,12 @@ fn spawn_scan(
                     }
                     let name = plan.reversed.then(|| plan.files[i].1.clone());
                     if let Ok(r) = &mut result {
-                        if r.summary
-                            .as_ref()
-                            .is_some_and(|s| ReadBatch::takes(s, texts))
-                        {
-                            if let (Some(summary), Ok(mut b)) = (r.summary.take(), reads.lock()) {
-                                if let Some(message) =
-                                    b.add(index, name, summary, r.mtime_ms, r.token, texts)
-                                {
+                        if r.summary.as_ref().is_some_and(|s| ReadRow::plain(s, texts)) {
+                            if let Some(summary) = r.summary.take() {
+                                let row =
+                                    ReadRow::new(index, name, summary, r.mtime_ms, r.token, texts);
+                                let due = reads.lock().ok().and_then(|mut b| b.add(row, texts));
+                                if let Some(message) = due {
                                     send(message);
                                 }
                             }
