@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{AtFlags, Mode, OFlags};
 
 use crate::entry::{Kind, LineRead};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::session::{read_header, HeaderScan};
 
@@ -120,19 +119,13 @@ fn parallel_map<T: Sync, R: Send>(
     threads: usize,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
-    let next = AtomicUsize::new(0);
     let mut slots: Vec<Option<R>> = (0..items.len()).map(|_| None).collect();
     let results = std::sync::Mutex::new(&mut slots);
-    std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, items.len().max(1)) {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(item) = items.get(i) else { return };
-                let r = f(item);
-                if let Ok(mut slots) = results.lock() {
-                    slots[i] = Some(r);
-                }
-            });
+    let never = std::sync::atomic::AtomicBool::new(false);
+    crate::parallel::for_each_index(items.len(), threads, &never, |i| {
+        let r = f(&items[i]);
+        if let Ok(mut slots) = results.lock() {
+            slots[i] = Some(r);
         }
     });
     slots.into_iter().flatten().collect()

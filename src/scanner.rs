@@ -8,7 +8,7 @@ use std::io::{Read, Seek, SeekFrom};
 use crate::store;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::listing::{SessionSummary, Summarizer, SummaryText};
@@ -915,21 +915,7 @@ pub fn scan(
         let st = stat_of(i).map_err(|e| IoFailure::new(&e.into(), "stat", Some(path)))?;
         summarize_stat(cache, path, &FileStat::new(&st), known, texts)
     };
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, paths.len().max(1)) {
-            scope.spawn(|| loop {
-                if cancel.load(Ordering::Relaxed) {
-                    return;
-                }
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                if i >= paths.len() {
-                    return;
-                }
-                done(i, summarize(i));
-            });
-        }
-    });
+    crate::parallel::for_each_index(paths.len(), threads, cancel, |i| done(i, summarize(i)));
 }
 
 #[cfg(test)]

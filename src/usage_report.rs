@@ -343,42 +343,35 @@ pub fn scan_corpus(
     let listing = |folder: u32| listings[folder as usize].0.as_deref();
     let folders = crate::discovery::HeldFolders::open(dirs, &read).with_views(views);
     let found: Mutex<Vec<(u32, u32, CachedUsage)>> = Mutex::new(Vec::with_capacity(files.len()));
-    let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, files.len().max(1)) {
-            scope.spawn(|| {
-                let mut mine = Vec::new();
-                loop {
-                    if cancel.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    if i >= files.len() {
-                        break;
-                    }
-                    let (folder, j) = files[i];
-                    let Some(l) = listing(folder) else { continue };
-                    let usage = folders
-                        .stat(folder, &l.names[j as usize])
+    crate::parallel::for_each_index_with(
+        files.len(),
+        threads,
+        cancel,
+        Vec::new,
+        |mine: &mut Vec<(u32, u32, CachedUsage)>, i| {
+            let (folder, j) = files[i];
+            let Some(l) = listing(folder) else { return };
+            let usage = folders
+                .stat(folder, &l.names[j as usize])
+                .ok()
+                .and_then(|st| {
+                    crate::scanner::usage_stat(cache, &l.paths[j as usize], &st)
                         .ok()
-                        .and_then(|st| {
-                            crate::scanner::usage_stat(cache, &l.paths[j as usize], &st)
-                                .ok()
-                                .flatten()
-                        });
-                    if let Some(u) = usage.filter(|u| u.usage().is_some()) {
-                        mine.push((folder, j, u));
-                    }
-                    progress(done.fetch_add(1, Ordering::Relaxed) + 1, files.len());
-                }
-                // One lock per thread, not one per file.
-                if let Ok(mut found) = found.lock() {
-                    found.append(&mut mine);
-                }
-            });
-        }
-    });
+                        .flatten()
+                });
+            if let Some(u) = usage.filter(|u| u.usage().is_some()) {
+                mine.push((folder, j, u));
+            }
+            progress(done.fetch_add(1, Ordering::Relaxed) + 1, files.len());
+        },
+        // One lock per thread, not one per file.
+        |mut mine| {
+            if let Ok(mut found) = found.lock() {
+                found.append(&mut mine);
+            }
+        },
+    );
     if !cancel.load(Ordering::Relaxed) {
         // Only folders read now can have lost files since the last scan.
         let fresh: Vec<&std::path::Path> = dirs
