@@ -14,6 +14,7 @@ import { installNativeListing, nativeListing, PROGRESS_INTERVAL_MS, pacedProgres
 import { tempDir } from "./helpers/harness.mjs";
 import { encodeCwd, sessionText, writeCorpus } from "./helpers/pi-corpus.mjs";
 import { periodStarts } from "../extension/usage.mjs";
+import { checkFiles, doctorFiles, doctorNotice } from "../extension/doctor.mjs";
 import { formatTokens } from "../extension/usage-view.mjs";
 import { ours } from "./helpers/ours.mjs";
 import { reference } from "./helpers/reference.mjs";
@@ -297,7 +298,7 @@ async function runUsage(command) {
 }
 
 // usageReport is beyond the reference's contract (helpers/ours.mjs): the package itself.
-const { usageReport } = createRequire(import.meta.url)("../index.js");
+const { usageReport, checkSession } = createRequire(import.meta.url)("../index.js");
 
 // pi 1.6.0 itself (which extension/index.mjs imports) needs Node 22 (fs.globSync).
 const piLoads = typeof fs.globSync === "function" ? false : "pi 1.6.0 needs Node 22; run.mjs runs this file there too";
@@ -345,4 +346,76 @@ test("/usage: registered, and shows usageReport's today, this week, this month, 
 		const allTime = lines.find((l) => l.startsWith("all time"));
 		assert.ok(allTime?.includes(formatTokens(expected.periods[3].totals.totalTokens)), lines.join("\n"));
 	});
+});
+
+/** A project folder with a good session, one with a torn last line and one without its header. */
+function damagedFolder(root, name) {
+	const cwd = `/home/user/${name}`;
+	const folder = path.join(root, "sessions", encodeCwd(cwd));
+	fs.mkdirSync(folder, { recursive: true });
+	const file = (n, i) => path.join(folder, `2025-0${i}-01T00-00-00-000Z_0199aaaa-0000-7000-8000-00000000000${i}.jsonl`);
+	const text = (i) => sessionText({ id: `0199aaaa-0000-7000-8000-00000000000${i}`, cwd, startMs: Date.UTC(2025, i - 1, 1), turns: 2, title: `${name} ${i}` });
+	const good = file("good", 1);
+	fs.writeFileSync(good, text(1));
+	const torn = file("torn", 2);
+	fs.writeFileSync(torn, `${text(2)}{"type":"message","id":"cut","parentId":null,"timestamp":"2025-02-01T00:0`);
+	const headless = file("headless", 3);
+	fs.writeFileSync(headless, text(3).split("\n").slice(1).join("\n"));
+	return { folder, good, torn, headless };
+}
+
+test("/doctor's parts: the project's files or every project's, checkSession's findings, one notice", async () => {
+	const root = tempDir("ext-doctor");
+	roots.push(root);
+	const a = damagedFolder(root, "alpha");
+	const b = damagedFolder(root, "beta");
+	const here = doctorFiles({ sessionDir: a.folder, sessionsRoot: path.join(root, "sessions"), all: false });
+	assert.deepEqual(new Set(here), new Set([a.good, a.torn, a.headless]));
+	const everywhere = doctorFiles({ sessionDir: a.folder, sessionsRoot: path.join(root, "sessions"), all: true });
+	assert.equal(everywhere.length, 6);
+	const result = await checkFiles(checkSession, here, { sliceMs: 0 });
+	assert.equal(result.checked, 3);
+	assert.deepEqual(result.problems.map((p) => p.path).sort(), [a.torn, a.headless].sort(), "the good file has no findings");
+	for (const p of result.problems) assert.deepEqual(p.report, checkSession(p.path), "checkSession's report as it is");
+	const notice = doctorNotice(result);
+	assert.equal(notice.type, "warning");
+	assert.match(notice.message, /^3 session files checked, 2 with problems:/);
+	for (const p of result.problems) {
+		assert.ok(notice.message.includes(p.path), "names each file");
+		for (const f of p.report.findings.slice(0, 3)) assert.ok(notice.message.includes(`${f.line ? `line ${f.line}` : "file"}: ${f.problem}: ${f.message}`), notice.message);
+	}
+	assert.match(notice.message, /pi cannot open it/, "the file without a header");
+	assert.match(notice.message, /pi-sessions repair/);
+	const clean = doctorNotice(await checkFiles(checkSession, [a.good, b.good]));
+	assert.deepEqual(clean, { message: "2 session files checked: no problems found.", type: "info" });
+	const aborted = new AbortController();
+	aborted.abort();
+	assert.equal((await checkFiles(checkSession, everywhere, { signal: aborted.signal })).checked, 0);
+	// A file that vanished between the listing and the check is reported, not thrown.
+	const gone = await checkFiles(checkSession, [path.join(a.folder, "gone.jsonl")]);
+	assert.equal(gone.problems.length, 1);
+	assert.ok(gone.problems[0].error);
+	assert.match(doctorNotice(gone).message, /cannot be read/);
+});
+
+test("/doctor: registered; this project's files, every project's with `all`, a usage notice otherwise", { skip: piLoads }, async () => {
+	const root = tempDir("ext-doctor-pi");
+	roots.push(root);
+	const a = damagedFolder(root, "alpha");
+	damagedFolder(root, "beta");
+	const commands = await loadExtension();
+	assert.ok(commands.has("doctor"), "/doctor is registered");
+	const run = async (args) => {
+		const notices = [];
+		const ctx = { mode: "tui", hasUI: true, sessionManager: { getSessionDir: () => a.folder }, ui: { notify: (message, type) => notices.push({ message, type }) } };
+		await withAgentDir(root, () => commands.get("doctor").handler(args, ctx));
+		return notices;
+	};
+	const [here] = await run("");
+	assert.equal(here.type, "warning");
+	assert.match(here.message, /^3 session files checked, 2 with problems:/);
+	assert.ok(here.message.includes(a.torn) && here.message.includes(a.headless) && !here.message.includes(a.good));
+	const [all] = await run("all");
+	assert.match(all.message, /^6 session files checked, 4 with problems:/);
+	assert.deepEqual(await run("everything"), [{ message: "Usage: /doctor [all]", type: "error" }]);
 });

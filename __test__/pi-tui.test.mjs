@@ -18,7 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 import { createRequire } from "node:module";
-import { writeCorpus } from "./helpers/pi-corpus.mjs";
+import { encodeCwd, writeCorpus } from "./helpers/pi-corpus.mjs";
 import { formatCost, formatTokens } from "../extension/usage-view.mjs";
 import { closePicker, NODE22, PI_CLI, PiWindow, readPicker, REPO_ROOT, tmuxUnavailable } from "./helpers/pi-tmux.mjs";
 
@@ -28,7 +28,7 @@ const skip =
 		? `pi needs Node >= 22.19 (this is ${process.version}); the Node 22 pass runs it`
 		: (tmuxUnavailable() ?? false);
 
-const { usageReport } = createRequire(import.meta.url)("../index.js");
+const { usageReport, checkSession } = createRequire(import.meta.url)("../index.js");
 
 const FOLDERS = 3;
 const PER_FOLDER = 40;
@@ -180,5 +180,23 @@ test("/usage: pi shows usage across sessions; its all-time total is usageReport'
 	assert.match(screen, new RegExp(`^test-provider/test-model\\s+.*${formatTokens(t.totalTokens).replace(/[.$]/g, "\\$&")}`, "m"));
 	win.keys("Escape");
 	await win.waitFor((s) => !s.includes("tab by model"), { what: "the view to close" });
+	win.stop();
+});
+
+test("/doctor: pi shows what checkSession finds in this project's session files", { skip }, async () => {
+	const w = world("doctor");
+	const folder = path.join(w.agentDir, "sessions", encodeCwd(w.cwd));
+	const [first] = fs.readdirSync(folder).filter((n) => n.endsWith(".jsonl")).sort();
+	// A crash in the middle of an append: the file's last line is torn.
+	const torn = path.join(folder, first);
+	fs.appendFileSync(torn, '{"type":"message","id":"torn","parentId":null,"timestamp":"2025-');
+	const report = checkSession(torn);
+	assert.equal(report.findings[0].problem, "torn-last-line");
+	const win = await startPi(w, ["-e", REPO_ROOT]);
+	await win.command("/doctor");
+	const screen = await win.waitFor((s) => (/with problems/.test(s) ? s : null), { what: "/doctor's notice" });
+	assert.match(screen, /1 with problems/);
+	assert.match(screen, /torn-last-line/);
+	assert.ok(screen.replace(/\s+/g, "").includes(first.replace(/\s+/g, "")), screen);
 	win.stop();
 });

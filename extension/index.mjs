@@ -2,9 +2,12 @@
 // All) lists sessions through this package. pi's picker, rows and order stay
 // pi's; only SessionManager.list/listAll are answered natively, from
 // session_start to session_shutdown (which also comes before /reload).
-// /usage shows usage across sessions (usageReport) with pi's TUI components.
+// /usage shows usage across sessions (usageReport) with pi's TUI components;
+// /doctor checks session files (checkSession) and says what is wrong.
 import { createRequire } from "node:module";
-import { SessionManager } from "@earendil-works/pi-coding-agent";
+import path from "node:path";
+import { getAgentDir, SessionManager } from "@earendil-works/pi-coding-agent";
+import { checkFiles, doctorFiles, doctorNotice } from "./doctor.mjs";
 import { installNativeListing } from "./listing.mjs";
 import { usageData } from "./usage.mjs";
 import { UsageView } from "./usage-view.mjs";
@@ -83,6 +86,30 @@ export default function piSessionNative(pi) {
         );
         return view;
       });
+    },
+  });
+
+  pi.registerCommand("doctor", {
+    description: "Check session files for damage (torn lines, lost headers, ...): this project's, or every project's with /doctor all",
+    handler: async (args, ctx) => {
+      const { pkg, error } = loadPackage();
+      if (error) {
+        ctx.ui.notify(`pi-session-native: its native addon did not load (${firstSentence(error)}), so /doctor is not available.`, "warning");
+        return;
+      }
+      const scope = String(args ?? "").trim();
+      if (scope !== "" && scope !== "all") {
+        ctx.ui.notify("Usage: /doctor [all]", "error");
+        return;
+      }
+      const files = doctorFiles({
+        sessionDir: ctx.sessionManager.getSessionDir(),
+        sessionsRoot: path.join(getAgentDir(), "sessions"),
+        all: scope === "all",
+      });
+      if (files.length > 100) ctx.ui.notify(`Checking ${files.length} session files ...`, "info");
+      const { message, type } = doctorNotice(await checkFiles(pkg.checkSession, files));
+      ctx.ui.notify(message, type);
     },
   });
 
