@@ -35,6 +35,13 @@ function firstSentence(error) {
   return end === -1 ? text : text.slice(0, end);
 }
 
+/** The package, or undefined after telling the user that `command` needs its addon. */
+function packageFor(command, ctx) {
+  const { pkg, error } = loadPackage();
+  if (error) ctx.ui.notify(`pi-session-native: its native addon did not load (${firstSentence(error)}), so ${command} is not available.`, "warning");
+  return pkg;
+}
+
 export default function piSessionNative(pi) {
   let restore = null;
 
@@ -57,11 +64,8 @@ export default function piSessionNative(pi) {
   pi.registerCommand("usage", {
     description: "Tokens and cost across sessions: today, this week, this month, all time; by model and by project",
     handler: async (_args, ctx) => {
-      const { pkg, error } = loadPackage();
-      if (error) {
-        ctx.ui.notify(`pi-session-native: its native addon did not load (${firstSentence(error)}), so /usage is not available.`, "warning");
-        return;
-      }
+      const pkg = packageFor("/usage", ctx);
+      if (!pkg) return;
       if (ctx.mode !== "tui") {
         ctx.ui.notify("/usage needs pi's interactive mode", "error");
         return;
@@ -92,11 +96,8 @@ export default function piSessionNative(pi) {
   pi.registerCommand("doctor", {
     description: "Check session files for damage (torn lines, lost headers, ...): this project's, or every project's with /doctor all",
     handler: async (args, ctx) => {
-      const { pkg, error } = loadPackage();
-      if (error) {
-        ctx.ui.notify(`pi-session-native: its native addon did not load (${firstSentence(error)}), so /doctor is not available.`, "warning");
-        return;
-      }
+      const pkg = packageFor("/doctor", ctx);
+      if (!pkg) return;
       const scope = String(args ?? "").trim();
       if (scope !== "" && scope !== "all") {
         ctx.ui.notify("Usage: /doctor [all]", "error");
