@@ -1,42 +1,20 @@
 // /doctor: this package's checkSession over the session files of the current project
 // (or of every project), summed up in one notice: which files have problems, whether pi
 // opens them, their first findings with line numbers, and the command that repairs what
-// is safe to repair. It only reads. Nothing here imports pi: the functions it needs are
+// is safe to repair. It only reads. Nothing here imports pi: what it needs of pi is
 // passed in, so that this module also runs in plain Node (the tests do).
-import fs from "node:fs";
-import path from "node:path";
+import { createRequire } from "node:module";
 
-/** The `.jsonl` files of `folder`, newest name first; none if it cannot be read. */
-function sessionFiles(folder) {
-  try {
-    return fs
-      .readdirSync(folder, { withFileTypes: true })
-      .filter((e) => e.name.endsWith(".jsonl") && !e.isDirectory())
-      .map((e) => path.join(folder, e.name))
-      .sort()
-      .reverse();
-  } catch {
-    return [];
-  }
-}
+// The same folders and files as `pi-sessions doctor` (bin/cli/sessions.js).
+const { projectSessionDirs, sessionFilesIn } = createRequire(import.meta.url)("../lib/paths.js");
 
 /**
  * The files /doctor checks: those of `sessionDir` (the current project's folder), or
- * with `all` those of every folder of `sessionsRoot`, as listAll() finds them.
+ * with `all` those of every project folder of `sessionsRoot` (pi's sessions folder).
  */
 export function doctorFiles({ sessionDir, sessionsRoot, all }) {
-  if (!all) return sessionDir ? sessionFiles(sessionDir) : [];
-  let folders;
-  try {
-    folders = fs
-      .readdirSync(sessionsRoot, { withFileTypes: true })
-      .filter((e) => e.isDirectory() || e.isSymbolicLink())
-      .map((e) => path.join(sessionsRoot, e.name))
-      .sort();
-  } catch {
-    return [];
-  }
-  return folders.flatMap(sessionFiles);
+  if (all) return sessionFilesIn(projectSessionDirs(sessionsRoot));
+  return sessionDir ? sessionFilesIn([sessionDir]) : [];
 }
 
 /**

@@ -67,6 +67,35 @@ function getDefaultSessionDir(cwd, agentDir) {
   return dir;
 }
 
+/** The folders of `root` (pi's sessions folder: one per project), sorted; none if it cannot be read. */
+function projectSessionDirs(root) {
+  let entries;
+  try {
+    entries = fs.readdirSync(root, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((d) => d.isDirectory())
+    .map((d) => path.join(root, d.name))
+    .sort();
+}
+
+/** The `.jsonl` files of `dirs`, folder after folder, each in name order; a folder that cannot be read has none. */
+function sessionFilesIn(dirs) {
+  const files = [];
+  for (const dir of dirs) {
+    let names;
+    try {
+      names = fs.readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const name of names.sort()) if (name.endsWith('.jsonl')) files.push(path.join(dir, name));
+  }
+  return files;
+}
+
 module.exports = {
   APP_NAME,
   normalizePath,
@@ -76,4 +105,6 @@ module.exports = {
   getSessionsDir,
   getDefaultSessionDirPath,
   getDefaultSessionDir,
+  projectSessionDirs,
+  sessionFilesIn,
 };

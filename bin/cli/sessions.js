@@ -113,30 +113,9 @@ function openSession(file, ctx) {
 
 /** The `.jsonl` files of the current project's folder, or of every project with `all`. */
 function sessionFiles(ctx, all) {
-  const dirs = [];
-  if (all && !ctx.sessionDir) {
-    const root = paths.getSessionsDir();
-    let names = [];
-    try {
-      names = fs.readdirSync(root, { withFileTypes: true });
-    } catch {
-      names = [];
-    }
-    for (const d of names) if (d.isDirectory()) dirs.push(path.join(root, d.name));
-  } else {
-    dirs.push(ctx.sessionDir ?? paths.getDefaultSessionDirPath(ctx.cwd));
-  }
-  const files = [];
-  for (const dir of dirs.sort()) {
-    let names = [];
-    try {
-      names = fs.readdirSync(dir);
-    } catch {
-      continue;
-    }
-    for (const name of names.sort()) if (name.endsWith('.jsonl')) files.push(path.join(dir, name));
-  }
-  return files;
+  const dirs =
+    all && !ctx.sessionDir ? paths.projectSessionDirs(paths.getSessionsDir()) : [ctx.sessionDir ?? paths.getDefaultSessionDirPath(ctx.cwd)];
+  return paths.sessionFilesIn(dirs);
 }
 
 module.exports = { context, resolveSession, openSession, sessionFiles, listCurrent, listEvery };
