@@ -1360,6 +1360,8 @@ struct ReadBatch {
     session_names: Vec<Option<String>>,
     since: Option<std::time::Instant>,
     sent: bool,
+    /// The listing hands over message texts (see `scan_session_folders`).
+    texts: bool,
 }
 
 /// One file's plain summary in the forms JavaScript gets, made on the scan
@@ -1414,7 +1416,7 @@ impl ReadRow {
 
 impl ReadBatch {
     /// Adds a file; returns the batch to send when it is due.
-    fn add(&mut self, row: ReadRow, texts: bool) -> Option<JsScanResult> {
+    fn add(&mut self, row: ReadRow) -> Option<JsScanResult> {
         self.indices.push(row.index);
         self.names.extend(row.name);
         self.tokens.push(row.token);
@@ -1427,10 +1429,10 @@ impl ReadBatch {
         self.session_names.push(row.session_name);
         let since = *self.since.get_or_insert_with(std::time::Instant::now);
         let due = !self.sent || self.indices.len() >= BATCH_FILES || since.elapsed() >= BATCH_WAIT;
-        due.then(|| self.take(texts)).flatten()
+        due.then(|| self.take()).flatten()
     }
 
-    fn take(&mut self, texts: bool) -> Option<JsScanResult> {
+    fn take(&mut self) -> Option<JsScanResult> {
         if self.indices.is_empty() {
             return None;
         }
@@ -1447,7 +1449,9 @@ impl ReadBatch {
                 headers: std::mem::take(&mut self.headers),
                 message_counts: std::mem::take(&mut self.message_counts).into(),
                 first_messages: std::mem::take(&mut self.first_messages),
-                all_messages_texts: texts.then(|| std::mem::take(&mut self.all_messages_texts)),
+                all_messages_texts: self
+                    .texts
+                    .then(|| std::mem::take(&mut self.all_messages_texts)),
                 last_activity: std::mem::take(&mut self.last_activity).into(),
                 session_names: std::mem::take(&mut self.session_names),
             }),
@@ -1557,7 +1561,10 @@ fn spawn_scan(
             };
             let last = paths.len().saturating_sub(1);
             let batch = std::sync::Mutex::new(UnchangedBatch::default());
-            let reads = std::sync::Mutex::new(ReadBatch::default());
+            let reads = std::sync::Mutex::new(ReadBatch {
+                texts,
+                ..ReadBatch::default()
+            });
             scanner::scan(
                 &SUMMARY_CACHE,
                 &paths,
@@ -1583,7 +1590,7 @@ fn spawn_scan(
                             if let Some(summary) = r.summary.take() {
                                 let row =
                                     ReadRow::new(index, name, summary, r.mtime_ms, r.token, texts);
-                                let due = reads.lock().ok().and_then(|mut b| b.add(row, texts));
+                                let due = reads.lock().ok().and_then(|mut b| b.add(row));
                                 if let Some(message) = due {
                                     send(message);
                                 }
@@ -1612,7 +1619,7 @@ fn spawn_scan(
             if let Some(message) = batch.lock().ok().and_then(|mut b| b.take()) {
                 send(message);
             }
-            if let Some(message) = reads.lock().ok().and_then(|mut b| b.take(texts)) {
+            if let Some(message) = reads.lock().ok().and_then(|mut b| b.take()) {
                 send(message);
             }
             send(JsScanResult::end());
