@@ -3,7 +3,7 @@
 // in a fresh process, sides alternating; times are whole processes (start to exit), so
 // ours includes starting Node and loading the addon.
 //
-//   (cd benchmark/ccusage && npm ci)      once: installs ccusage apart from the package
+//   (cd benchmark/ccusage && npm install)      once: installs ccusage apart from the package
 //   PI_BENCH_DATA=/path/to/data node benchmark/usage-peers.mjs [--samples 5] [--corpus listing-10k]
 //
 // ccusage reads the folder named by --pi-path (`ccusage pi daily --json --offline
@@ -24,7 +24,7 @@ const opt = (name, fallback) => {
 const samples = Number(opt("--samples", 5));
 const corpus = join(DATA_DIR, opt("--corpus", "listing-10k"));
 const ccusage = join(BENCH_DIR, "ccusage", "node_modules", ".bin", "ccusage");
-if (!existsSync(ccusage)) throw new Error("ccusage is not installed: (cd benchmark/ccusage && npm ci)");
+if (!existsSync(ccusage)) throw new Error("ccusage is not installed: (cd benchmark/ccusage && npm install)");
 if (!existsSync(corpus)) throw new Error(`no corpus at ${corpus}`);
 
 const oursScript = `require(${JSON.stringify(REPO_ROOT)}).usageReport({ groupBy: "day", timezone: "UTC" }).then((r) => process.stdout.write(JSON.stringify(r.rows.map((x) => x.key))));`;

@@ -1616,6 +1616,10 @@ fn spawn_scan(
                     });
                 },
             );
+            // The watches keep the stats this scan learned when its views
+            // close: before the caller has its answer, so that a listing it
+            // starts next finds them (else it stats every file again).
+            drop(folders);
             if let Some(message) = batch.lock().ok().and_then(|mut b| b.take()) {
                 send(message);
             }
