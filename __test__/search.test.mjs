@@ -364,6 +364,31 @@ test("texts the listing cache does not hold go over as strings and search the sa
 	}
 });
 
+test("a search knows each session's file version by the info object its listing handed out", async () => {
+	const { listingTokens } = require(path.join(REPO_ROOT, "lib", "listing.js"));
+	const rng = new Rng(SEED ^ 0x70c3);
+	const root = tempDir("search-tokens");
+	try {
+		const [a, b] = ["a", "b"].map((sub) => path.join(root, sub));
+		writeCorpus(rng, a, 12);
+		writeCorpus(rng, b, 12);
+		const olderA = await oursIndex.SessionManager.listAll(a);
+		const infosA = await oursIndex.SessionManager.listAll(a);
+		const infosB = await oursIndex.SessionManager.listAll(b);
+		const copy = { ...infosA[0] };
+		// The folders alternate, so that each lookup after the first switches listing.
+		const mixed = infosA.flatMap((info, i) => [info, infosB[i]]);
+		const tokens = Array.from(listingTokens([...mixed, olderA[0], copy, {}, null]));
+		const handed = tokens.slice(0, mixed.length);
+		assert.ok(handed.every((t) => t > 0), "every info of the last listings has its token");
+		assert.equal(new Set(handed).size, handed.length, "one version each");
+		// An earlier listing's info and a copy hand over their own texts instead.
+		assert.deepEqual(tokens.slice(mixed.length), [0, 0, 0, 0]);
+	} finally {
+		fs.rmSync(root, { recursive: true, force: true });
+	}
+});
+
 test("ids that are not strings throw the reference's TypeError; regexes test them as strings", async () => {
 	const root = tempDir("search-ids");
 	try {

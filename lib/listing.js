@@ -179,7 +179,7 @@ const folderInfos = new Map();
  * finds its texts in the native listing cache by (path, token); an info of an
  * earlier listing has none (0) and hands its own texts over. By folder (as
  * path.dirname gives it): the infos handed out and their tokens, side by side,
- * and a map from path to place built on the first question. Not a WeakMap by
+ * and a map from info to place built on the first question. Not a WeakMap by
  * info: 5,000 new weak keys per listing cost the garbage collector more than
  * the listing's other work; and most listings are never searched.
  */
@@ -197,21 +197,50 @@ class HandedInfos {
     this.tokens.push(token);
   }
 
+  /** 0 for an info this listing did not hand out. */
   tokenOf(info) {
     if (this.#places === null) {
+      // Keyed by the objects themselves: a path built by concatenation would
+      // be flattened and hashed first.
       this.#places = new Map();
-      this.infos.forEach((handed, place) => this.#places.set(handed.path, place));
+      this.infos.forEach((handed, place) => this.#places.set(handed, place));
     }
-    const place = this.#places.get(info.path);
-    return place !== undefined && this.infos[place] === info ? this.tokens[place] : 0;
+    const place = this.#places.get(info);
+    return place === undefined ? 0 : this.tokens[place];
   }
 }
 
-function listingToken(info) {
+/** The listings that may have handed out `info` (path.dirname of its path). */
+function handedFor(info) {
   const file = info?.path;
-  if (typeof file !== 'string') return 0;
+  if (typeof file !== 'string') return [];
   const folder = path.dirname(file);
-  return handedTokens.get(folder)?.tokenOf(info) || handedTextlessTokens.get(folder)?.tokenOf(info) || 0;
+  return [handedTokens.get(folder), handedTextlessTokens.get(folder)].filter((h) => h !== undefined);
+}
+
+/**
+ * The token of each session (0 for one no last listing handed out): the
+ * listing that answered the one before is asked first, so that a list()'s
+ * sessions cost no path.dirname each.
+ */
+function listingTokens(sessions) {
+  const tokens = new Float64Array(sessions.length);
+  let last;
+  for (let i = 0; i < sessions.length; i++) {
+    const info = sessions[i];
+    let token = last?.tokenOf(info) ?? 0;
+    if (!token) {
+      for (const handed of handedFor(info)) {
+        token = handed.tokenOf(info);
+        if (token) {
+          last = handed;
+          break;
+        }
+      }
+    }
+    tokens[i] = token;
+  }
+  return tokens;
 }
 
 /** A fresh SessionInfo equal to a cached one (strings are shared; they are immutable). */
@@ -794,7 +823,7 @@ module.exports = {
   withoutTexts,
   configureListing,
   applyCacheDir,
-  listingToken,
+  listingTokens,
   PartialList,
   sortSessionInfos,
 };

@@ -55,7 +55,7 @@ function idForNative(id) {
  * replaced that version meanwhile) go over as strings.
  */
 function indexSessions(index, sessions, texts = true) {
-  const tokens = Float64Array.from(sessions, listing.listingToken);
+  const tokens = listing.listingTokens(sessions);
   const modified = Float64Array.from(sessions, (s) => s.modified.getTime());
   // Paths only for the versions the index does not hold already.
   const unheld = index.unheld(tokens);

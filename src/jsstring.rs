@@ -257,8 +257,8 @@ pub fn to_lowercase_wtf8(t: &[u8]) -> Vec<u8> {
 /// lowercase depends on its context) or a character whose lowercase is
 /// longer or shorter.
 fn lowercase_in_place(t: &[u8]) -> Option<Vec<u8>> {
-    let mut out = t.to_vec();
-    out.make_ascii_lowercase();
+    // Copied and lowercased in one pass.
+    let mut out: Vec<u8> = t.iter().map(u8::to_ascii_lowercase).collect();
     let mut i = 0;
     let mut buf = [0; 4];
     loop {
