@@ -296,9 +296,49 @@ impl<'a> Cursor<'a> {
 /// The closing quote of the string body starting at `from`, and whether the body
 /// holds escapes; for a raw control character, a bad escape or no end, the
 /// position where the reading stopped.
+#[inline(always)]
 fn string_body(s: &[u8], from: usize) -> Result<(usize, bool), usize> {
-    // Most strings are short (keys, ids, roles, types): two words of eight
-    // bytes each answer those without a call or a feature check.
+    // Most strings are short (keys, ids, roles, types): their first 32 bytes
+    // answer those inline, without a call or a feature check.
+    #[cfg(target_arch = "x86_64")]
+    {
+        if from + 32 <= s.len() {
+            // SAFETY: SSE2 is part of the x86_64 baseline; the 32 bytes are in `s`.
+            let specials = unsafe { string_specials_32(s.as_ptr().add(from)) };
+            if specials != 0 {
+                let at = from + specials.trailing_zeros() as usize;
+                // SAFETY: `at` is one of the 32 bytes from `from`, all in `s`.
+                if unsafe { *s.get_unchecked(at) } == b'"' {
+                    return Ok((at, false));
+                }
+            }
+            return string_body_long(s, from, specials);
+        }
+    }
+    string_body_short(s, from)
+}
+
+/// `string_body` past a first 32 bytes that hold no closing quote first
+/// (`specials`: their quotes, backslashes and control characters).
+#[cfg(target_arch = "x86_64")]
+#[inline(never)]
+fn string_body_long(s: &[u8], from: usize, specials: u32) -> Result<(usize, bool), usize> {
+    if is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present (checked above).
+        return unsafe {
+            if specials == 0 {
+                string_body_avx2(s, from + 32)
+            } else {
+                string_body_avx2(s, from)
+            }
+        };
+    }
+    string_body_from(s, from, false)
+}
+
+/// `string_body` within 32 bytes of the end of `s`.
+#[inline(never)]
+fn string_body_short(s: &[u8], from: usize) -> Result<(usize, bool), usize> {
     if let Some(head) = s.get(from..from + 16) {
         let words = [&head[..8], &head[8..]];
         for (k, word) in words.into_iter().enumerate() {
@@ -313,14 +353,26 @@ fn string_body(s: &[u8], from: usize) -> Result<(usize, bool), usize> {
             }
         }
     }
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: AVX2 is present (checked above).
-            return unsafe { string_body_avx2(s, from) };
-        }
-    }
     string_body_from(s, from, false)
+}
+
+/// Bit i set when byte i of the 32 at `p` is a quote, a backslash or a control
+/// character.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn string_specials_32(p: *const u8) -> u32 {
+    use std::arch::x86_64::*;
+    let quote = _mm_set1_epi8(b'"' as i8);
+    let backslash = _mm_set1_epi8(b'\\' as i8);
+    let control_max = _mm_set1_epi8(0x1f);
+    let special = |v: __m128i| {
+        let control = _mm_cmpeq_epi8(_mm_min_epu8(v, control_max), v);
+        let stop = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash));
+        _mm_movemask_epi8(_mm_or_si128(stop, control)) as u32
+    };
+    let a = special(_mm_loadu_si128(p as *const __m128i));
+    let b = special(_mm_loadu_si128(p.add(16) as *const __m128i));
+    a | (b << 16)
 }
 
 /// The high bit of each byte of `word` (little-endian) that is a quote, a
