@@ -10,7 +10,7 @@ import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { after, test } from "node:test";
-import { installNativeListing, nativeListing, PROGRESS_INTERVAL_MS, pacedProgress } from "../extension/listing.mjs";
+import { installNativeListing, LIST_INTERVAL_MS, nativeListing, PROGRESS_INTERVAL_MS, pacedProgress } from "../extension/listing.mjs";
 import { tempDir } from "./helpers/harness.mjs";
 import { encodeCwd, sessionText, writeCorpus } from "./helpers/pi-corpus.mjs";
 import { periodStarts } from "../extension/usage.mjs";
@@ -48,7 +48,8 @@ function manualClock() {
 test("pacing: first, first list and last at once; the rest merged, at most one call per interval", () => {
 	const clock = manualClock();
 	const calls = [];
-	const pacer = pacedProgress((...args) => calls.push(args), clock);
+	// Lists as often as calls here (their own interval: the next test).
+	const pacer = pacedProgress((...args) => calls.push(args), { ...clock, listIntervalMs: PROGRESS_INTERVAL_MS });
 	const listA = ["a"];
 	const listB = ["a", "b"];
 	pacer.callback(1, 50, undefined); // first: at once
@@ -73,6 +74,37 @@ test("pacing: first, first list and last at once; the rest merged, at most one c
 	assert.deepEqual(calls.at(-1), [50, 50, undefined], "the last call without its list: the result follows");
 	assert.equal(calls.length, 5);
 	assert.equal(clock.pending(), 0);
+	pacer.stop();
+});
+
+test("pacing: partial lists at most every LIST_INTERVAL_MS, counts every PROGRESS_INTERVAL_MS; a list not due follows by a timer", () => {
+	const clock = manualClock();
+	const calls = [];
+	const pacer = pacedProgress((...args) => calls.push(args), clock);
+	const lists = [1, 2, 3, 4].map((n) => [`list ${n}`]);
+	pacer.callback(1, 1000, undefined);
+	pacer.callback(10, 1000, lists[0]); // the first list: at once
+	assert.deepEqual(calls.at(-1), [10, 1000, lists[0]]);
+	clock.advance(PROGRESS_INTERVAL_MS);
+	pacer.callback(20, 1000, lists[1]);
+	assert.deepEqual(calls.at(-1), [20, 1000, undefined], "the count goes on; the list is not due");
+	clock.advance(PROGRESS_INTERVAL_MS);
+	pacer.callback(30, 1000, lists[2]);
+	assert.deepEqual(calls.at(-1), [30, 1000, undefined]);
+	clock.advance(LIST_INTERVAL_MS - 2 * PROGRESS_INTERVAL_MS - 1);
+	assert.equal(calls.length, 4, "nothing before the list's interval");
+	clock.advance(1);
+	assert.deepEqual(calls.at(-1), [30, 1000, lists[2]], "the newest list, when due, with the newest count");
+	assert.equal(clock.pending(), 0);
+	clock.advance(PROGRESS_INTERVAL_MS / 2);
+	pacer.callback(40, 1000, lists[3]);
+	assert.equal(calls.length, 5, "inside the count's interval: held");
+	clock.advance(PROGRESS_INTERVAL_MS / 2);
+	assert.deepEqual(calls.at(-1), [40, 1000, undefined], "the count by its timer, the list still not due");
+	assert.equal(clock.pending(), 1, "the list waits for its own time");
+	pacer.callback(1000, 1000, ["final"]);
+	assert.deepEqual(calls.at(-1), [1000, 1000, undefined], "the last call at once, without a list");
+	assert.equal(clock.pending(), 0, "a list held back is dropped with the last call");
 	pacer.stop();
 });
 

@@ -5,6 +5,8 @@
 
 /** Progress reaches pi's picker at most this often (first and last at once). */
 export const PROGRESS_INTERVAL_MS = 100;
+/** ... and a partial list at most this often (the first at once). */
+export const LIST_INTERVAL_MS = 500;
 // ... and after a call that took d ms, not before COST_FACTOR * d ms: the picker rebuilds
 // its tree of every session on each list (two realpathSync per session), so that on a
 // busy machine it keeps to a fifth of the main thread and the listing gets the rest.
@@ -17,43 +19,62 @@ const INSTALLED = Symbol.for("pi-session-native.listing");
 /**
  * Wraps a listing's `onProgress(loaded, total, partialSessions?)`. pi's picker
  * re-renders on every call (a call per file, a sorted partial list every 10
- * or 100 files), which costs far more than a native listing; so calls are
- * passed on at most every `intervalMs`: the first call, the first one that
- * carries a list and the last one (`loaded === total`, without its list: the
- * listing's result follows) at once, the others merged into the next, the
- * newest partial list with them; after a call that
- * took d ms, the next waits at least `costFactor * d` ms. A call held back is
- * delivered by a timer if no other comes. `stop()` drops what is held.
+ * or 100 files), and rebuilds its tree of every session on each list, which
+ * costs far more than a native listing; so calls are passed on at most every
+ * `intervalMs` and lists at most every `listIntervalMs`: the first call, the
+ * first one that carries a list and the last one (`loaded === total`,
+ * without its list: the listing's result follows) at once, the others merged
+ * into the next, the newest partial list with the first call after its
+ * interval (or alone, by a timer, if none comes). After a call that took d
+ * ms, the next waits at least `costFactor * d` ms, and a list after a list
+ * the same. `stop()` drops what is held.
  */
 export function pacedProgress(onProgress, options = {}) {
   const intervalMs = options.intervalMs ?? PROGRESS_INTERVAL_MS;
+  const listIntervalMs = options.listIntervalMs ?? LIST_INTERVAL_MS;
   const costFactor = options.costFactor ?? COST_FACTOR;
   const now = options.now ?? (() => performance.now());
   const setTimer = options.setTimer ?? setTimeout;
   const clearTimer = options.clearTimer ?? clearTimeout;
   let handedAt = null;
   let wait = intervalMs;
+  let listHandedAt = null;
+  let listWait = listIntervalMs;
   let sawList = false;
   let latestList;
   let held = null;
   let timer = null;
   let stopped = false;
+  const schedule = (at) => {
+    if (timer === null) timer = setTimer(fromTimer, Math.max(0, at - now()));
+  };
   const hand = (loaded, total) => {
+    const started = now();
     // The last call's list is the listing's result, which follows at once: handed
     // here too, the picker would build its tree of every session twice in a row.
-    const list = loaded >= total ? undefined : latestList;
-    latestList = undefined;
+    const listDue = loaded < total && (listHandedAt === null || started - listHandedAt >= listWait);
+    const list = listDue ? latestList : undefined;
+    if (listDue || loaded >= total) latestList = undefined;
     held = null;
     if (timer !== null) {
       clearTimer(timer);
       timer = null;
     }
-    const started = now();
     try {
       onProgress(loaded, total, list);
     } finally {
       handedAt = now();
-      wait = Math.max(intervalMs, costFactor * (handedAt - started));
+      const cost = handedAt - started;
+      wait = Math.max(intervalMs, costFactor * cost);
+      if (list !== undefined) {
+        listHandedAt = handedAt;
+        listWait = Math.max(listIntervalMs, costFactor * cost);
+      }
+      // A list not due yet goes with a later call, or on its own when it is.
+      if (latestList !== undefined && !stopped) {
+        held = { loaded, total };
+        schedule(Math.max(handedAt + wait, listHandedAt + listWait));
+      }
     }
   };
   const fromTimer = () => {
@@ -77,7 +98,7 @@ export function pacedProgress(onProgress, options = {}) {
       return;
     }
     held = { loaded, total };
-    if (timer === null) timer = setTimer(fromTimer, Math.max(0, handedAt + wait - now()));
+    schedule(handedAt + wait);
   };
   const stop = () => {
     stopped = true;
