@@ -44,9 +44,16 @@ export function pacedProgress(onProgress, options = {}) {
   let latestList;
   let held = null;
   let timer = null;
+  let timerAt = 0;
   let stopped = false;
+  // The timer fires at the earliest time something held is due.
   const schedule = (at) => {
-    if (timer === null) timer = setTimer(fromTimer, Math.max(0, at - now()));
+    if (timer !== null) {
+      if (timerAt <= at) return;
+      clearTimer(timer);
+    }
+    timerAt = at;
+    timer = setTimer(fromTimer, Math.max(0, at - now()));
   };
   const hand = (loaded, total) => {
     const started = now();
