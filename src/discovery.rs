@@ -315,20 +315,20 @@ impl<'a> HeldFolders<'a> {
         if let Some(known) = view.and_then(|v| v.known_stat(name)) {
             return Ok(known);
         }
-        let st = self.stat_now(folder, name, AtFlags::empty())?;
-        if let Some(view) = view.filter(|v| v.is_watched()) {
-            // Only a regular file with one link changes under this folder's
-            // name alone; a symlink's target and another link do not.
-            let regular = |st: &rustix::fs::Stat| {
-                rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() && st.st_nlink == 1
-            };
-            if regular(&st)
-                && self
-                    .stat_now(folder, name, AtFlags::SYMLINK_NOFOLLOW)
-                    .is_ok_and(|l| regular(&l) && l.st_ino == st.st_ino)
-            {
-                view.note_stat(name, st);
-            }
+        let Some(view) = view.filter(|v| v.is_watched()) else {
+            return self.stat_now(folder, name, AtFlags::empty());
+        };
+        // One lstat answers for anything but a symlink (stat would give the
+        // same); a symlink's target is stat'ed, and never vouched for.
+        let st = self.stat_now(folder, name, AtFlags::SYMLINK_NOFOLLOW)?;
+        let file_type = rustix::fs::FileType::from_raw_mode(st.st_mode);
+        if file_type == rustix::fs::FileType::Symlink {
+            return self.stat_now(folder, name, AtFlags::empty());
+        }
+        // Only a regular file with one link changes under this folder's name
+        // alone; another link does not.
+        if file_type.is_file() && st.st_nlink == 1 {
+            view.note_stat(name, st);
         }
         Ok(st)
     }
