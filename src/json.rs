@@ -483,20 +483,9 @@ fn find_string_special_scalar(s: &[u8], from: usize) -> usize {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "sse2")]
 unsafe fn find_string_special_sse2(s: &[u8]) -> usize {
-    use std::arch::x86_64::*;
-    let quote = _mm_set1_epi8(b'"' as i8);
-    let backslash = _mm_set1_epi8(b'\\' as i8);
-    let control_max = _mm_set1_epi8(0x1f);
-    let special = |v: __m128i| {
-        let control = _mm_cmpeq_epi8(_mm_min_epu8(v, control_max), v);
-        let stop = _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash));
-        _mm_movemask_epi8(_mm_or_si128(stop, control)) as u32
-    };
     let mut i = 0;
     while i + 32 <= s.len() {
-        let a = special(_mm_loadu_si128(s.as_ptr().add(i) as *const __m128i));
-        let b = special(_mm_loadu_si128(s.as_ptr().add(i + 16) as *const __m128i));
-        let mask = a | (b << 16);
+        let mask = string_specials_32(s.as_ptr().add(i));
         if mask != 0 {
             return i + mask.trailing_zeros() as usize;
         }
