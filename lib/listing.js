@@ -574,7 +574,25 @@ function nextRecords(held, reused, added, stamp) {
 }
 
 function sortSessionInfos(sessions) {
+  // A listing's result is mostly newest first already, which a stable sort
+  // leaves as it is: one pass tells, where the sort calls its comparator per pair.
+  if (isNewestFirst(sessions)) return sessions;
   return sessions.sort((a, b) => b.modified.getTime() - a.modified.getTime());
+}
+
+/** False for anything else, an invalid date or a date that throws included. */
+function isNewestFirst(sessions) {
+  try {
+    let previous = Infinity;
+    for (let i = 0; i < sessions.length; i++) {
+      const time = sessions[i].modified.getTime();
+      if (!(time <= previous)) return false;
+      previous = time;
+    }
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /**

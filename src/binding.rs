@@ -4,6 +4,7 @@
 use napi::bindgen_prelude::*;
 use napi::JsString;
 use napi_derive::napi;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::entry::{EntryMeta, Key, Kind, Role};
 use crate::index::{EntryIndex, LeafArg};
@@ -1540,6 +1541,14 @@ fn spawn_scan(
             on_result.call(message, ThreadsafeFunctionCallMode::NonBlocking);
         };
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if let ScanSource::Folder(_, names, view) = &source {
+                let _ = cache_dir_loaded();
+                if let Some(memo) = unchanged_folder(view, names.len(), &known) {
+                    send_unchanged(&send, &memo.tokens);
+                    send(JsScanResult::end());
+                    return;
+                }
+            }
             // The persistent cache loads while listAll()'s folders are read.
             let (persistent, mut plan) = std::thread::scope(|scope| {
                 let loading = scope.spawn(cache_dir_loaded);
@@ -1560,6 +1569,10 @@ fn spawn_scan(
                 folders.stat(*folder, name)
             };
             let last = paths.len().saturating_sub(1);
+            // One folder's tokens in scan order, for its memo (watch::FolderMemo).
+            let scan_tokens: Option<Vec<AtomicU64>> = plan
+                .reversed
+                .then(|| paths.iter().map(|_| AtomicU64::new(0)).collect());
             let batch = std::sync::Mutex::new(UnchangedBatch::default());
             let reads = std::sync::Mutex::new(ReadBatch {
                 texts,
@@ -1575,6 +1588,9 @@ fn spawn_scan(
                 &flag,
                 &|i, mut result| {
                     let index = if plan.reversed { last - i } else { i };
+                    if let (Some(tokens), Ok(r)) = (&scan_tokens, &result) {
+                        tokens[i].store(r.token, Ordering::Relaxed);
+                    }
                     if let Ok(r) = &result {
                         if r.unchanged {
                             let due = batch.lock().ok().and_then(|mut b| b.add(index, r.token));
@@ -1616,10 +1632,11 @@ fn spawn_scan(
                     });
                 },
             );
-            // The watches keep the stats this scan learned when its views
-            // close: before the caller has its answer, so that a listing it
-            // starts next finds them (else it stats every file again).
-            drop(folders);
+            // The watches get the stats this scan learned before the caller
+            // has its answer, so that a listing it starts next finds them
+            // (else it stats every file again).
+            let mut views = folders.into_views();
+            views.iter_mut().for_each(crate::watch::View::commit);
             if let Some(message) = batch.lock().ok().and_then(|mut b| b.take()) {
                 send(message);
             }
@@ -1627,6 +1644,15 @@ fn spawn_scan(
                 send(message);
             }
             send(JsScanResult::end());
+            // The folder's memo, kept before the clean-up below so that a
+            // listing the caller starts next mostly finds it.
+            if let (Some(tokens), [view]) = (scan_tokens, views.as_slice()) {
+                let tokens: Vec<u64> = tokens.into_iter().map(AtomicU64::into_inner).collect();
+                if let Some(generation) = SUMMARY_CACHE.versions_of(&paths, &tokens) {
+                    let tokens = tokens.into_iter().rev().collect();
+                    view.keep_memo(crate::watch::FolderMemo { tokens, generation });
+                }
+            }
             // Files no longer in the folders just read drop out of the cache,
             // after the caller has its answer; then the persistent copy is
             // brought up to date. A failure to write it only costs the next
@@ -1639,6 +1665,7 @@ fn spawn_scan(
                 .map(|(dir, _)| dir.as_path())
                 .collect();
             SUMMARY_CACHE.retain_listed(&listed, &paths);
+            drop(views);
             if let Some(dir) = persistent {
                 if SUMMARY_CACHE.take_dirty() {
                     let _ = SUMMARY_CACHE.save_to(&dir);
@@ -1648,6 +1675,35 @@ fn spawn_scan(
         .inspect_err(|_| send(JsScanResult::end()));
     });
     ScanHandle { cancel, files }
+}
+
+/// The memo of a folder no event touched since its last complete listing,
+/// where the listing cache is as that listing left it and the caller holds
+/// every file's summary: the listing's answer is then known without a look
+/// at any file.
+fn unchanged_folder(
+    view: &crate::watch::View,
+    files: usize,
+    known: &scanner::Known,
+) -> Option<std::sync::Arc<crate::watch::FolderMemo>> {
+    let memo = view.memo()?;
+    (memo.tokens.len() == files
+        && memo.generation == SUMMARY_CACHE.generation()
+        && memo.tokens.iter().all(|token| known.contains(token)))
+    .then_some(memo)
+}
+
+/// Every file of a folder as unchanged, last name first as a scan reads them.
+fn send_unchanged(send: &dyn Fn(JsScanResult), tokens: &[u64]) {
+    let mut batch = UnchangedBatch::default();
+    for (index, &token) in tokens.iter().enumerate().rev() {
+        if let Some(message) = batch.add(index, token) {
+            send(message);
+        }
+    }
+    if let Some(message) = batch.take() {
+        send(message);
+    }
 }
 
 fn file_name(path: &std::path::Path) -> String {

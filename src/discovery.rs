@@ -320,15 +320,20 @@ impl<'a> HeldFolders<'a> {
         };
         // One lstat answers for anything but a symlink (stat would give the
         // same); a symlink's target is stat'ed, and never vouched for.
-        let st = self.stat_now(folder, name, AtFlags::SYMLINK_NOFOLLOW)?;
+        let st = self
+            .stat_now(folder, name, AtFlags::SYMLINK_NOFOLLOW)
+            .inspect_err(|_| view.distrust())?;
         let file_type = rustix::fs::FileType::from_raw_mode(st.st_mode);
         if file_type == rustix::fs::FileType::Symlink {
+            view.distrust();
             return self.stat_now(folder, name, AtFlags::empty());
         }
         // Only a regular file with one link changes under this folder's name
         // alone; another link does not.
         if file_type.is_file() && st.st_nlink == 1 {
             view.note_stat(name, st);
+        } else {
+            view.distrust();
         }
         Ok(st)
     }

@@ -8,7 +8,7 @@ use std::io::{Read, Seek, SeekFrom};
 use crate::store;
 use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::listing::{SessionSummary, Summarizer, SummaryText};
@@ -198,6 +198,9 @@ pub struct SummaryCache {
     entries: Mutex<foldhash::HashMap<std::ffi::OsString, Slot>>,
     /// Set when an entry changed since the last save.
     dirty: AtomicBool,
+    /// Bumped, under the lock, by every change of which entry a path has
+    /// (see `versions_of`).
+    generation: AtomicU64,
     /// Holds accounting summaries (usage tallied, no texts) instead of
     /// listing ones, in a file of its own.
     accounting: bool,
@@ -491,6 +494,9 @@ impl SummaryCache {
                 Slot::Stored(bytes.clone(), range)
             });
         }
+        if added > 0 {
+            self.generation.fetch_add(1, Ordering::Relaxed);
+        }
         added
     }
 
@@ -555,7 +561,23 @@ impl SummaryCache {
         });
         if map.len() != before {
             self.dirty.store(true, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    /// The generation of the cache if it holds exactly the versions `tokens`
+    /// of `paths` (ready, not stored), read under one lock with them: while
+    /// the generation stays, so do those entries.
+    pub fn versions_of(&self, paths: &[PathBuf], tokens: &[u64]) -> Option<u64> {
+        let map = self.entries.lock().ok()?;
+        let all = paths.iter().zip(tokens).all(|(path, &token)| {
+            matches!(map.get(path.as_os_str()), Some(Slot::Ready(entry)) if entry.token == token)
+        });
+        all.then(|| self.generation.load(Ordering::Relaxed))
+    }
+
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Relaxed)
     }
 
     /// The versions `(path, token)` the cache holds, under one lock (the
@@ -597,6 +619,7 @@ impl SummaryCache {
                 }
                 None => {
                     map.remove(path.as_os_str());
+                    self.generation.fetch_add(1, Ordering::Relaxed);
                     None
                 }
             },
@@ -609,6 +632,7 @@ impl SummaryCache {
         if let Ok(mut map) = self.entries.lock() {
             map.insert(path.as_os_str().to_owned(), Slot::Ready(entry.clone()));
             self.dirty.store(true, Ordering::Relaxed);
+            self.generation.fetch_add(1, Ordering::Relaxed);
         }
         entry
     }
@@ -936,6 +960,50 @@ mod tests {
         format!(
             "{{\"type\":\"message\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}\n"
         )
+    }
+
+    #[test]
+    fn versions_of_holds_while_the_generation_stays() {
+        let dir = temp_dir();
+        let paths: Vec<PathBuf> = ["a", "b"]
+            .iter()
+            .map(|n| dir.join(format!("{n}.jsonl")))
+            .collect();
+        for path in &paths {
+            fs::write(path, format!("{HEADER}{}", user("one"))).unwrap();
+        }
+        let cache = SummaryCache::default();
+        let tokens = |cache: &SummaryCache| -> Vec<u64> {
+            paths
+                .iter()
+                .map(|p| summarize_cached(cache, p, &Known::default()).unwrap().token)
+                .collect()
+        };
+        let first = tokens(&cache);
+        let generation = cache.versions_of(&paths, &first).expect("both held");
+        assert_eq!(generation, cache.generation());
+        assert_eq!(tokens(&cache), first, "unchanged files keep their versions");
+        assert_eq!(
+            cache.generation(),
+            generation,
+            "and the cache its generation"
+        );
+        assert_eq!(cache.versions_of(&paths, &[first[0], first[1] + 1]), None);
+
+        // A file read again is another version, in another generation.
+        fs::write(&paths[1], format!("{HEADER}{}{}", user("one"), user("two"))).unwrap();
+        let second = tokens(&cache);
+        assert_eq!(second[0], first[0]);
+        assert_ne!(second[1], first[1]);
+        assert!(cache.generation() > generation);
+        assert_eq!(cache.versions_of(&paths, &first), None);
+        let generation = cache.versions_of(&paths, &second).unwrap();
+
+        // A file dropped from the cache changes the generation too.
+        cache.retain_listed(&[dir.as_path()], &paths[..1]);
+        assert!(cache.generation() > generation);
+        assert_eq!(cache.versions_of(&paths, &second), None);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use rustix::fs::Stat;
@@ -36,6 +37,17 @@ struct Known {
     /// Status of files no event named since it was taken; shared with the
     /// views open on the folder, copied only when it changes under one.
     stats: Arc<Stats>,
+    /// The last complete listing of the folder, with the epoch it holds for.
+    memo: Option<(u64, Arc<FolderMemo>)>,
+}
+
+/// What a complete listing of a watched folder found: each file's cache
+/// token, by index in the order of `names`. It holds while no event comes
+/// (its epoch) and the listing cache does not change (`generation`), so that
+/// the next listing answers every file at once, without a lookup per file.
+pub struct FolderMemo {
+    pub tokens: Vec<u64>,
+    pub generation: u64,
 }
 
 type Stats = foldhash::HashMap<String, Stat>;
@@ -222,6 +234,8 @@ pub struct View {
     epoch: u64,
     stats: Arc<Stats>,
     learned: Mutex<Stats>,
+    /// Set when a file was stat'ed that the watch cannot vouch for.
+    untrusted: AtomicBool,
 }
 
 impl View {
@@ -239,6 +253,7 @@ impl View {
             epoch,
             stats,
             learned: Mutex::default(),
+            untrusted: AtomicBool::new(false),
         }
     }
 
@@ -285,10 +300,41 @@ impl View {
             }
         }
     }
-}
 
-impl Drop for View {
-    fn drop(&mut self) {
+    /// Notes that a file was stat'ed that changes without an event here (a
+    /// symlink's target, a file with other links, a failed stat): no memo is
+    /// kept from this listing.
+    pub fn distrust(&self) {
+        self.untrusted.store(true, Ordering::Relaxed);
+    }
+
+    /// The memo of the folder's last complete listing, if no event came
+    /// between its making and this view's opening.
+    pub fn memo(&self) -> Option<Arc<FolderMemo>> {
+        let known = self.watched.as_ref()?.known.read().ok()?;
+        match &known.memo {
+            Some((epoch, memo)) if *epoch == self.epoch => Some(memo.clone()),
+            _ => None,
+        }
+    }
+
+    /// Keeps `memo` for the next listings, if every file was stat'ed through
+    /// this view's watch and no event came since the view opened.
+    pub fn keep_memo(&self, memo: FolderMemo) {
+        let Some(watched) = &self.watched else { return };
+        if self.untrusted.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Ok(mut known) = watched.known.write() {
+            if known.epoch == self.epoch {
+                known.memo = Some((self.epoch, Arc::new(memo)));
+            }
+        }
+    }
+
+    /// Hands what this view learned to the watch now (as when it closes), if
+    /// no event came since it opened.
+    pub fn commit(&mut self) {
         let learned = std::mem::take(self.learned.get_mut().unwrap_or_else(|e| e.into_inner()));
         let Some(watched) = &self.watched else { return };
         if learned.is_empty() {
@@ -301,6 +347,12 @@ impl Drop for View {
                 Arc::make_mut(&mut known.stats).extend(learned);
             }
         }
+    }
+}
+
+impl Drop for View {
+    fn drop(&mut self) {
+        self.commit();
     }
 }
 
@@ -408,6 +460,95 @@ mod tests {
         assert_eq!(view.names(|| read_names(&dir)).unwrap(), ["z.jsonl"]);
         fs::remove_dir_all(&dir).unwrap();
         fs::remove_dir_all(&moved).unwrap();
+    }
+
+    /// A listing as `listing` does it, keeping a memo of `tokens` at the end.
+    fn listing_with_memo(dir: &Path, tokens: &[u64]) {
+        let view = View::open(dir);
+        let names = view.names(|| read_names(dir)).unwrap();
+        let dirs = [dir.to_path_buf()];
+        let folders = crate::discovery::HeldFolders::open(&dirs, &[true]).with_views(vec![view]);
+        for name in &names {
+            let _ = folders.stat(0, name);
+        }
+        let views = folders.into_views();
+        views[0].keep_memo(FolderMemo {
+            tokens: tokens.to_vec(),
+            generation: 7,
+        });
+    }
+
+    fn memo_tokens(dir: &Path) -> Option<Vec<u64>> {
+        View::open(dir).memo().map(|m| m.tokens.clone())
+    }
+
+    #[test]
+    fn a_memo_holds_until_an_event_and_only_for_files_the_watch_vouches_for() {
+        if watcher().is_none() || !is_local(&std::env::temp_dir()) {
+            eprintln!("skipped: no inotify on the temporary folder's filesystem");
+            return;
+        }
+        let dir = temp_dir();
+        for n in ["a", "b"] {
+            fs::write(dir.join(format!("{n}.jsonl")), "{}\n").unwrap();
+        }
+        assert_eq!(memo_tokens(&dir), None);
+        listing_with_memo(&dir, &[1, 2]);
+        assert_eq!(memo_tokens(&dir), Some(vec![1, 2]));
+        assert_eq!(memo_tokens(&dir), Some(vec![1, 2]), "reading it keeps it");
+
+        // Any change under the folder drops it: an append, a utime, a new
+        // file (not a session), a delete.
+        let changes: [&dyn Fn(); 4] = [
+            &|| {
+                let mut f = fs::OpenOptions::new()
+                    .append(true)
+                    .open(dir.join("a.jsonl"))
+                    .unwrap();
+                f.write_all(b"{}\n").unwrap();
+            },
+            &|| {
+                fs::File::open(dir.join("b.jsonl"))
+                    .unwrap()
+                    .set_modified(std::time::SystemTime::UNIX_EPOCH)
+                    .unwrap()
+            },
+            &|| fs::write(dir.join("notes.txt"), "x").unwrap(),
+            &|| fs::remove_file(dir.join("notes.txt")).unwrap(),
+        ];
+        for change in changes {
+            listing_with_memo(&dir, &[3, 4]);
+            assert!(memo_tokens(&dir).is_some());
+            change();
+            assert_eq!(memo_tokens(&dir), None);
+        }
+
+        // Not kept by a listing that saw an event after it began.
+        let stale = View::open(&dir);
+        fs::write(dir.join("a.jsonl"), "{}\n{}\n").unwrap();
+        let _ = View::open(&dir); // another listing applies the event
+        stale.keep_memo(FolderMemo {
+            tokens: vec![5, 6],
+            generation: 7,
+        });
+        assert_eq!(memo_tokens(&dir), None);
+
+        // Nor where a file is a symlink or has another link: a change to it
+        // may come without an event here.
+        let elsewhere = temp_dir();
+        fs::write(elsewhere.join("target"), "{}\n").unwrap();
+        std::os::unix::fs::symlink(elsewhere.join("target"), dir.join("link.jsonl")).unwrap();
+        listing_with_memo(&dir, &[1, 2, 3]);
+        assert_eq!(memo_tokens(&dir), None);
+        fs::remove_file(dir.join("link.jsonl")).unwrap();
+        fs::hard_link(elsewhere.join("target"), dir.join("hard.jsonl")).unwrap();
+        listing_with_memo(&dir, &[1, 2, 3]);
+        assert_eq!(memo_tokens(&dir), None);
+        fs::remove_file(dir.join("hard.jsonl")).unwrap();
+        listing_with_memo(&dir, &[1, 2]);
+        assert_eq!(memo_tokens(&dir), Some(vec![1, 2]));
+        fs::remove_dir_all(&dir).unwrap();
+        fs::remove_dir_all(&elsewhere).unwrap();
     }
 
     #[test]
