@@ -570,9 +570,10 @@ impl SummaryCache {
     /// the generation stays, so do those entries.
     pub fn versions_of(&self, paths: &[PathBuf], tokens: &[u64]) -> Option<u64> {
         let map = self.entries.lock().ok()?;
-        let all = paths.iter().zip(tokens).all(|(path, &token)| {
-            matches!(map.get(path.as_os_str()), Some(Slot::Ready(entry)) if entry.token == token)
-        });
+        let all = paths
+            .iter()
+            .zip(tokens)
+            .all(|(path, &token)| ready_at(&map, path, token).is_some());
         all.then(|| self.generation.load(Ordering::Relaxed))
     }
 
@@ -588,15 +589,7 @@ impl SummaryCache {
         };
         files
             .iter()
-            .map(|(path, token)| {
-                // An entry still stored has no token yet: no caller holds its version.
-                match map.get(path.as_os_str()) {
-                    Some(Slot::Ready(entry)) if entry.token == *token => {
-                        Some(CachedText(entry.clone()))
-                    }
-                    _ => None,
-                }
-            })
+            .map(|(path, token)| ready_at(&map, path, *token).map(|e| CachedText(e.clone())))
             .collect()
     }
 
@@ -640,6 +633,19 @@ impl SummaryCache {
     /// Whether entries changed since the last call.
     pub fn take_dirty(&self) -> bool {
         self.dirty.swap(false, Ordering::Relaxed)
+    }
+}
+
+/// The entry of `path` if it is ready at version `token`: an entry still
+/// stored has no token yet, so no caller holds its version.
+fn ready_at<'m>(
+    map: &'m foldhash::HashMap<std::ffi::OsString, Slot>,
+    path: &Path,
+    token: u64,
+) -> Option<&'m Arc<CacheEntry>> {
+    match map.get(path.as_os_str()) {
+        Some(Slot::Ready(entry)) if entry.token == token => Some(entry),
+        _ => None,
     }
 }
 

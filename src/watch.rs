@@ -372,8 +372,9 @@ mod tests {
         crate::discovery::session_names_lossy(dir)
     }
 
-    /// Opens a view and stats every name through it, as a listing does.
-    fn listing(dir: &Path) -> Vec<String> {
+    /// Opens a view and stats every name through it, as a listing does;
+    /// returns the names and the view (closing it keeps what it learned).
+    fn listed_view(dir: &Path) -> (Vec<String>, View) {
         let view = View::open(dir);
         let names = view.names(|| read_names(dir)).unwrap();
         let dirs = [dir.to_path_buf()];
@@ -381,7 +382,12 @@ mod tests {
         for name in &names {
             folders.stat(0, name).unwrap();
         }
-        names
+        let view = folders.into_views().pop().unwrap();
+        (names, view)
+    }
+
+    fn listing(dir: &Path) -> Vec<String> {
+        listed_view(dir).0
     }
 
     #[test]
@@ -464,15 +470,7 @@ mod tests {
 
     /// A listing as `listing` does it, keeping a memo of `tokens` at the end.
     fn listing_with_memo(dir: &Path, tokens: &[u64]) {
-        let view = View::open(dir);
-        let names = view.names(|| read_names(dir)).unwrap();
-        let dirs = [dir.to_path_buf()];
-        let folders = crate::discovery::HeldFolders::open(&dirs, &[true]).with_views(vec![view]);
-        for name in &names {
-            let _ = folders.stat(0, name);
-        }
-        let views = folders.into_views();
-        views[0].keep_memo(FolderMemo {
+        listed_view(dir).1.keep_memo(FolderMemo {
             tokens: tokens.to_vec(),
             generation: 7,
         });
