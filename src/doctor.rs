@@ -130,6 +130,9 @@ struct EntryFacts {
     id: Option<Key>,
     parent: Option<Key>,
     has_string_id: bool,
+    /// Shaped like an entry pi writes (a string id, and a known type or a
+    /// timestamp), not like a content block inside one (`{"type":"text",...}`).
+    pi_shaped: bool,
 }
 
 struct LineFacts {
@@ -194,6 +197,7 @@ fn entry_facts(line: &[u8]) -> Option<EntryFacts> {
             id: meta.id_is_string.then(|| meta.id.clone()),
             parent: (meta.parent_truthy).then(|| meta.parent.clone()),
             has_string_id: meta.id_is_string,
+            pi_shaped: meta.id_is_string && (meta.kind != Kind::Other || meta.time.is_some()),
         }),
         LineRead::Skipped => None,
     }
@@ -230,8 +234,13 @@ fn is_blank(line: &[u8]) -> bool {
 }
 
 /// Entries glued one after another from `from`: each a complete JSON object that
-/// reads as an entry, NUL bytes or blanks between them allowed.
-fn entries_from(core: &[u8], from: usize) -> Option<Vec<(usize, usize, EntryFacts)>> {
+/// reads as an entry (as pi writes them when `pi_shaped`), NUL bytes or blanks
+/// between them allowed.
+fn entries_from(
+    core: &[u8],
+    from: usize,
+    pi_shaped: bool,
+) -> Option<Vec<(usize, usize, EntryFacts)>> {
     let mut out = Vec::new();
     let mut cur = Cursor::new(core);
     cur.i = from;
@@ -247,23 +256,25 @@ fn entries_from(core: &[u8], from: usize) -> Option<Vec<(usize, usize, EntryFact
         }
         let start = cur.i;
         cur.skip_value().ok()?;
-        let facts = entry_facts(&core[start..cur.i])?;
+        let facts = entry_facts(&core[start..cur.i]).filter(|f| f.pi_shaped || !pi_shaped)?;
         out.push((start, cur.i, facts));
     }
 }
 
 /// Entries at the end of a broken line: the earliest place from which the
 /// rest of the line is whole entries, at the start of a pi entry (`{"type":`).
+/// Inside a torn line only entries shaped as pi writes them count: a cut right
+/// after a content block (`{"type":"text",...}`) must not turn it into an entry.
 fn glued_entries(core: &[u8], search_from: usize) -> Option<Vec<(usize, usize, EntryFacts)>> {
     if search_from == 0 && core.first() == Some(&b'{') {
-        if let Some(found) = entries_from(core, 0) {
+        if let Some(found) = entries_from(core, 0, false) {
             return Some(found);
         }
     }
     memchr::memmem::find_iter(&core[search_from..], b"{\"type\":")
         .map(|p| p + search_from)
         .filter(|&p| p > 0)
-        .find_map(|p| entries_from(core, p))
+        .find_map(|p| entries_from(core, p, true))
 }
 
 /// UTF-16 code units the reference's decoder makes of these bytes (an estimate
@@ -1193,6 +1204,24 @@ mod tests {
             bytes
         );
         assert!(outcome.after.unwrap().findings.is_empty());
+        fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_line_torn_right_after_a_content_block_keeps_only_the_entry_glued_to_it() {
+        // Cut right after a block of an assistant message: the blocks read as
+        // JSON objects with a "type" (a toolCall even has an id), but are not entries.
+        let torn = r#"{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Sure"},{"type":"toolCall","id":"call1","name":"bash","arguments":{}}"#;
+        let c = entry("c", Some("a"));
+        let text = format!("{}\n{}\n{torn}{c}\n", header(), entry("a", None));
+        let (dir, file) = in_folder(text.as_bytes());
+        let report = check(&file).unwrap();
+        assert_eq!(problems(&report), vec![("glued-entry", 3)]);
+        assert!(repair(&file, false, "s").unwrap().applied);
+        assert_eq!(
+            fs::read_to_string(&file).unwrap(),
+            format!("{}\n{}\n{c}\n", header(), entry("a", None))
+        );
         fs::remove_dir_all(dir.parent().unwrap()).unwrap();
     }
 
