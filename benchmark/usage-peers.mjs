@@ -11,8 +11,13 @@
 // PI_CODING_AGENT_DIR=<corpus>. The two count different things (ccusage: assistant
 // messages priced by its model table; ours: pi's usage rules), so only the days are
 // compared.
+//
+// A third column is a floor, not a peer: the same files only read, on two threads of a
+// Node process (readSync into one 1 MiB buffer per thread, nothing parsed): the page
+// cache's copy into user memory on both cores, which any reader pays before it parses.
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BENCH_DIR, DATA_DIR, REPO_ROOT } from "./lib/datasets.mjs";
 
@@ -27,6 +32,26 @@ const ccusage = join(BENCH_DIR, "ccusage", "node_modules", ".bin", "ccusage");
 if (!existsSync(ccusage)) throw new Error("ccusage is not installed: (cd benchmark/ccusage && npm install)");
 if (!existsSync(corpus)) throw new Error(`no corpus at ${corpus}`);
 
+const sessionFiles = () =>
+  readdirSync(join(corpus, "sessions"), { withFileTypes: true })
+    .filter((d) => d.isDirectory())
+    .flatMap((d) => readdirSync(join(corpus, "sessions", d.name)).filter((n) => n.endsWith(".jsonl")).map((n) => join(corpus, "sessions", d.name, n)));
+
+const floorScript = `
+const { Worker, isMainThread, workerData } = require("node:worker_threads");
+const fs = require("node:fs");
+if (isMainThread) {
+  const files = JSON.parse(fs.readFileSync(0, "utf8"));
+  for (let t = 0; t < 2; t++) new Worker(__filename, { workerData: files.filter((_, i) => i % 2 === t) });
+} else {
+  const buffer = Buffer.allocUnsafe(1 << 20);
+  for (const file of workerData) {
+    const fd = fs.openSync(file, "r");
+    while (fs.readSync(fd, buffer, 0, buffer.length, null) > 0);
+    fs.closeSync(fd);
+  }
+}`;
+
 const oursScript = `require(${JSON.stringify(REPO_ROOT)}).usageReport({ groupBy: "day", timezone: "UTC" }).then((r) => process.stdout.write(JSON.stringify(r.rows.map((x) => x.key))));`;
 const sides = {
   ours: () => spawnSync(process.execPath, ["-e", oursScript], { env: { ...process.env, PI_CODING_AGENT_DIR: corpus }, encoding: "utf8", maxBuffer: 1 << 30 }),
@@ -36,14 +61,22 @@ const sides = {
       maxBuffer: 1 << 30,
     }),
 };
+const floorFile = join(mkdtempSync(join(tmpdir(), "usage-floor-")), "floor.cjs");
+writeFileSync(floorFile, floorScript);
+const floor = () => spawnSync(process.execPath, [floorFile], { input: JSON.stringify(sessionFiles()), encoding: "utf8" });
+
 const days = {
   ours: (out) => JSON.parse(out),
   ccusage: (out) => JSON.parse(out).daily.map((d) => d.date),
 };
 
-const times = { ours: [], ccusage: [] };
+const times = { ours: [], ccusage: [], floor: [] };
 const seen = {};
 for (let i = 0; i < samples; i++) {
+  const t0 = performance.now();
+  const r = floor();
+  if (r.status !== 0) throw new Error(`reading the files failed: ${r.stderr}`);
+  times.floor.push(performance.now() - t0);
   for (const side of i % 2 ? ["ccusage", "ours"] : ["ours", "ccusage"]) {
     const t0 = performance.now();
     const r = sides[side]();
@@ -56,10 +89,11 @@ for (let i = 0; i < samples; i++) {
 }
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const fmt = (ms) => `${(ms / 1000).toFixed(2)} s`;
-const [o, c] = [median(times.ours), median(times.ccusage)];
+const [o, c, f] = [median(times.ours), median(times.ccusage), median(times.floor)];
+const range = (xs) => `${fmt(median(xs))} (${fmt(Math.min(...xs))}-${fmt(Math.max(...xs))})`;
 console.log(`\nusageReport() by day vs ccusage pi daily --json --offline, ${corpus}, ${samples} samples per side`);
-console.log(`| ccusage median (min-max) | ours median (min-max) | ratio ours/ccusage | same days |`);
-console.log(`|---|---|---|---|`);
+console.log(`| ccusage median (min-max) | ours median (min-max) | ratio ours/ccusage | same days | reading the bytes alone (2 threads) | its ratio to ccusage |`);
+console.log(`|---|---|---|---|---|---|`);
 console.log(
-  `| ${fmt(c)} (${fmt(Math.min(...times.ccusage))}-${fmt(Math.max(...times.ccusage))}) | ${fmt(o)} (${fmt(Math.min(...times.ours))}-${fmt(Math.max(...times.ours))}) | ${(o / c).toFixed(3)}x | ${seen.ours === seen.ccusage} |`,
+  `| ${range(times.ccusage)} | ${range(times.ours)} | ${(o / c).toFixed(3)}x | ${seen.ours === seen.ccusage} | ${range(times.floor)} | ${(f / c).toFixed(3)}x |`,
 );
