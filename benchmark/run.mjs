@@ -42,6 +42,7 @@ const WORKLOADS = [
   { name: "list-5k", title: "list() over 5,000 files (1.1 GB), first call in the process", op: "list-cold", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
   { name: "list-5k-again", title: "list() over 5,000 files, second call in the same process", op: "list-warm", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
   { name: "list-5k-again-progress", title: "second list() of 5,000 files with onProgress", op: "list-warm-progress", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
+  { name: "listall-5k-again-progress", title: "second listAll() of 5,000 files with onProgress", op: "listall-warm-progress", listing: true, data: ["listing-5k", null], params: [{}] },
   { name: "listall-10k", title: "listAll() over 10,000 files in 20 folders (2.2 GB), first call", op: "listall-cold", listing: true, data: ["listing-10k", null], params: [{}], samples: [3, 0] },
   { name: "list-first-progress", title: "list() over 5,000 files: time to the first onProgress with a partial list", op: "list-first-progress", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
   { name: "find-by-id-5k", title: "findById() in a folder of 5,000", op: "find-by-id", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },

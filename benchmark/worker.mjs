@@ -401,6 +401,26 @@ Object.assign(WORKLOADS, {
     },
     check: (r) => ({ ...listCheck(r.infos), calls: r.calls, partials: r.partials, lastPartial: r.lastPartial }),
   }),
+  // the second listAll() in the same process, with onProgress
+  "listall-warm-progress": listing({
+    setup: async ({ SessionManager }) => {
+      await SessionManager.listAll(() => {});
+    },
+    run: async ({ SessionManager }) => {
+      let calls = 0;
+      let partials = 0;
+      let lastPartial = -1;
+      const infos = await SessionManager.listAll((_loaded, _total, partial) => {
+        calls++;
+        if (partial) {
+          partials++;
+          lastPartial = partial.length;
+        }
+      });
+      return { infos, calls, partials, lastPartial };
+    },
+    check: (r) => ({ ...listCheck(r.infos), calls: r.calls, partials: r.partials, lastPartial: r.lastPartial }),
+  }),
   "listall-cold": listing({
     run: ({ SessionManager }) => SessionManager.listAll(),
     check: listCheck,
