@@ -483,50 +483,66 @@ test("cache: listings of one folder that overlap, then changes, then warm listin
 test("cache: a folder of plain files answered whole from its last listing, then each kind of change", async () => {
 	// Where every file is a regular file with one link in a watched folder, a listing with
 	// nothing changed since the last one is answered without a look at any file (a memo kept
-	// by the watch, src/watch.rs): each change below must end that, whoever makes it.
+	// by the watch, src/watch.rs, by list() and by listAll()): each change below must end
+	// that, whoever makes it. Each change comes twice, once after list() kept the memo and
+	// once after listAll() did, on other files.
 	await differential("cache: folder memo", async (d) => {
-		const f = (s, name) => path.join(s.sessionDir, name);
+		// In the agent dir, next to a folder nothing changes in: listAll() reads both.
+		const dir = (s) => s.p("agent", "sessions", "--memo--");
+		const f = (s, name) => path.join(dir(s), name);
 		const name = (i) => `m${String(i).padStart(2, "0")}.jsonl`;
 		const held = new Map();
 		await d.setup((s) => {
-			fs.mkdirSync(s.sessionDir, { recursive: true });
+			fs.mkdirSync(dir(s), { recursive: true });
+			const still = s.p("agent", "sessions", "--still--");
+			fs.mkdirSync(still, { recursive: true });
+			for (let i = 0; i < 8; i++) fs.writeFileSync(path.join(still, `s${i}.jsonl`), simpleSession(`s${i}`, OTHER_CWD, { i: 60 + i, name: `still ${i}` }));
 			for (let i = 0; i < 30; i++) fs.writeFileSync(f(s, name(i)), simpleSession(`m${i}`, i % 5 ? CWD : OTHER_CWD, { i, name: `n${i}` }));
-			held.set(s, fs.openSync(f(s, name(29)), "a"));
+			held.set(s, [fs.openSync(f(s, name(29)), "a"), fs.openSync(f(s, name(28)), "a")]);
 		});
-		await d.step("list(cwd, dir): cold", (s) => s.SM.list(CWD, s.sessionDir), RF);
-		for (const round of [1, 2]) await d.step(`list(cwd, dir, onProgress): warm, ${round}`, (s) => withProgress("dir", (p) => s.SM.list(CWD, s.sessionDir, p)), RF);
-		const changes = [
-			["an append", (s) => fs.appendFileSync(f(s, name(3)), lines(userLine("appended", 40)))],
-			["a write through a descriptor opened before", (s) => fs.writeSync(held.get(s), lines(userLine("through the held descriptor", 41)))],
+		await d.step("list(cwd, dir): cold", (s) => s.SM.list(CWD, dir(s)), RF);
+		for (const round of [1, 2]) await d.step(`list(cwd, dir, onProgress): warm, ${round}`, (s) => withProgress("dir", (p) => s.SM.list(CWD, dir(s), p)), RF);
+		/** The changes, on files k + 3 to k + 14 (and the descriptor held on file 29 - k / 12). */
+		const changes = (k) => [
+			["an append", (s) => fs.appendFileSync(f(s, name(k + 3)), lines(userLine("appended", 40)))],
+			["a write through a descriptor opened before", (s) => fs.writeSync(held.get(s)[k / 12], lines(userLine("through the held descriptor", 41)))],
 			[
 				"a same-size rewrite in place, the modification time set back",
 				(s) => {
-					const st = fs.statSync(f(s, name(7)));
-					fs.writeFileSync(f(s, name(7)), fs.readFileSync(f(s, name(7)), "utf8").replace("m7", "q7"));
-					fs.utimesSync(f(s, name(7)), st.atime, st.mtime);
+					const st = fs.statSync(f(s, name(k + 7)));
+					fs.writeFileSync(f(s, name(k + 7)), fs.readFileSync(f(s, name(k + 7)), "utf8").replace(`m${k + 7}`, `q${k + 7}`));
+					fs.utimesSync(f(s, name(k + 7)), st.atime, st.mtime);
 				},
 			],
-			["a truncation to the header", (s) => fs.writeFileSync(f(s, name(8)), lines(headerLine("m8", { cwd: CWD })))],
-			["a delete", (s) => fs.rmSync(f(s, name(9)))],
-			["a new file", (s) => fs.writeFileSync(f(s, name(40)), simpleSession("m40", CWD, { i: 40, name: "new" }))],
+			["a truncation to the header", (s) => fs.writeFileSync(f(s, name(k + 8)), lines(headerLine(`m${k + 8}`, { cwd: CWD })))],
+			["a delete", (s) => fs.rmSync(f(s, name(k + 9)))],
+			["a new file", (s) => fs.writeFileSync(f(s, name(k + 40)), simpleSession(`m${k + 40}`, CWD, { i: k + 40, name: "new" }))],
 			[
 				"a rename over a listed file",
 				(s) => {
-					fs.writeFileSync(f(s, "next.tmp"), simpleSession("m11-replaced", CWD, { i: 11, name: "replaced" }));
-					fs.renameSync(f(s, "next.tmp"), f(s, name(11)));
+					fs.writeFileSync(f(s, "next.tmp"), simpleSession(`m${k + 11}-replaced`, CWD, { i: k + 11, name: "replaced" }));
+					fs.renameSync(f(s, "next.tmp"), f(s, name(k + 11)));
 				},
 			],
-			["a modification time moved alone", (s) => fs.utimesSync(f(s, name(12)), MTIME(50), MTIME(50))],
-			["a file no longer readable by its mode", (s) => fs.chmodSync(f(s, name(13)), 0o000)],
-			["another process appending", (s) => spawnSync(process.execPath, ["-e", `require("fs").appendFileSync(${JSON.stringify(f(s, name(14)))}, ${JSON.stringify(lines(userLine("from a child", 42)))})`])],
+			["a modification time moved alone", (s) => fs.utimesSync(f(s, name(k + 12)), MTIME(50 + k), MTIME(50 + k))],
+			["a file no longer readable by its mode", (s) => fs.chmodSync(f(s, name(k + 13)), 0o000)],
+			["another process appending", (s) => spawnSync(process.execPath, ["-e", `require("fs").appendFileSync(${JSON.stringify(f(s, name(k + 14)))}, ${JSON.stringify(lines(userLine("from a child", 42)))})`])],
 		];
-		for (const [what, change] of changes) {
+		for (const [what, change] of changes(0)) {
 			await d.setup(change);
-			await d.step(`list(cwd, dir): after ${what}`, (s) => s.SM.list(CWD, s.sessionDir), RF);
-			await d.step(`list(cwd, dir, onProgress): after ${what}, again`, (s) => withProgress("dir", (p) => s.SM.list(CWD, s.sessionDir, p)), RF);
-			await d.step(`listAll(dir): after ${what}`, (s) => s.SM.listAll(s.sessionDir), RF);
+			await d.step(`list(cwd, dir): after ${what}`, (s) => s.SM.list(CWD, dir(s)), RF);
+			await d.step(`list(cwd, dir, onProgress): after ${what}, again`, (s) => withProgress("dir", (p) => s.SM.list(CWD, dir(s), p)), RF);
+			await d.step(`listAll(dir): after ${what}`, (s) => s.SM.listAll(dir(s)), RF);
 		}
-		await d.setup((s) => fs.closeSync(held.get(s)));
+		await d.step("listAll(): first", (s) => s.SM.listAll(), RF);
+		for (const [what, change] of changes(12)) {
+			await d.setup(change);
+			await d.step(`listAll(): after ${what}`, (s) => s.SM.listAll(), RF);
+			await d.step(`listAll(onProgress): after ${what}, again`, (s) => withProgress("all", (p) => s.SM.listAll(p)), RF);
+			await d.step(`list(cwd, dir): after ${what} (listAll()'s memo)`, (s) => s.SM.list(CWD, dir(s)), RF);
+			await d.step(`listAll(): after ${what}, a third time`, (s) => s.SM.listAll(), RF);
+		}
+		await d.setup((s) => held.get(s).forEach((fd) => fs.closeSync(fd)));
 	});
 });
 

@@ -1479,6 +1479,10 @@ struct ScanPlan {
     reversed: bool,
     /// Per folder, what its watch vouches for.
     views: Vec<crate::watch::View>,
+    /// Each file's place among its folder's names, and each folder's count
+    /// of names: a folder's memo keeps tokens in that order.
+    places: Vec<u32>,
+    sizes: Vec<u32>,
 }
 
 impl ScanSource {
@@ -1487,6 +1491,8 @@ impl ScanSource {
         match self {
             ScanSource::Folder(dir, names, view) => ScanPlan {
                 dirs: vec![dir],
+                places: (0..names.len() as u32).rev().collect(),
+                sizes: vec![names.len() as u32],
                 files: names.into_iter().rev().map(|n| (0, n)).collect(),
                 read: vec![true],
                 reversed: true,
@@ -1511,8 +1517,14 @@ impl ScanSource {
                     }),
                     ..JsScanResult::end()
                 });
+                let mut sizes = vec![0u32; dirs.len()];
+                candidates
+                    .iter()
+                    .for_each(|c| sizes[c.folder as usize] += 1);
                 ScanPlan {
                     dirs,
+                    places: candidates.iter().map(|c| c.index).collect(),
+                    sizes,
                     files: candidates.into_iter().map(|c| (c.folder, c.name)).collect(),
                     read,
                     reversed: false,
@@ -1555,25 +1567,53 @@ fn spawn_scan(
                 let plan = source.plan(&send);
                 (loading.join().ok().flatten(), plan)
             });
-            let paths: Vec<std::path::PathBuf> = plan
-                .files
+            // listAll()'s folders a memo answers for (list()'s was asked above).
+            let memos: Vec<Option<std::sync::Arc<crate::watch::FolderMemo>>> = plan
+                .views
                 .iter()
-                .map(|(folder, name)| plan.dirs[*folder as usize].join(name))
+                .zip(&plan.sizes)
+                .map(|(view, &size)| {
+                    (!plan.reversed)
+                        .then(|| unchanged_folder(view, size as usize, &known))
+                        .flatten()
+                })
                 .collect();
+            let memo_of = |p: usize| memos[plan.files[p].0 as usize].as_ref();
+            // The plan's files that are read: those of folders without a memo.
+            let scanned: Vec<usize> = (0..plan.files.len())
+                .filter(|&p| memo_of(p).is_none())
+                .collect();
+            let path_of = |p: usize| {
+                let (folder, name) = &plan.files[p];
+                plan.dirs[*folder as usize].join(name)
+            };
+            let paths: Vec<std::path::PathBuf> = scanned.iter().map(|&p| path_of(p)).collect();
             // Files are stat'ed relative to their folder, held open.
             let views = std::mem::take(&mut plan.views);
             let folders =
                 crate::discovery::HeldFolders::open(&plan.dirs, &plan.read).with_views(views);
             let stat_of = |i: usize| {
-                let (folder, name) = &plan.files[i];
+                let (folder, name) = &plan.files[scanned[i]];
                 folders.stat(*folder, name)
             };
-            let last = paths.len().saturating_sub(1);
-            // One folder's tokens in scan order, for its memo (watch::FolderMemo).
-            let scan_tokens: Option<Vec<AtomicU64>> = plan
-                .reversed
-                .then(|| paths.iter().map(|_| AtomicU64::new(0)).collect());
+            let last = plan.files.len().saturating_sub(1);
+            let index_of = |p: usize| if plan.reversed { last - p } else { p };
+            // Every file's token, for its folder's memo (watch::FolderMemo).
+            let tokens: Vec<AtomicU64> = plan.files.iter().map(|_| AtomicU64::new(0)).collect();
             let batch = std::sync::Mutex::new(UnchangedBatch::default());
+            for (p, slot) in tokens.iter().enumerate() {
+                if let Some(memo) = memo_of(p) {
+                    let token = memo.tokens[plan.places[p] as usize];
+                    slot.store(token, Ordering::Relaxed);
+                    let due = batch
+                        .lock()
+                        .ok()
+                        .and_then(|mut b| b.add(index_of(p), token));
+                    if let Some(message) = due {
+                        send(message);
+                    }
+                }
+            }
             let reads = std::sync::Mutex::new(ReadBatch {
                 texts,
                 ..ReadBatch::default()
@@ -1587,9 +1627,10 @@ fn spawn_scan(
                 threads,
                 &flag,
                 &|i, mut result| {
-                    let index = if plan.reversed { last - i } else { i };
-                    if let (Some(tokens), Ok(r)) = (&scan_tokens, &result) {
-                        tokens[i].store(r.token, Ordering::Relaxed);
+                    let p = scanned[i];
+                    let index = index_of(p);
+                    if let Ok(r) = &result {
+                        tokens[p].store(r.token, Ordering::Relaxed);
                     }
                     if let Ok(r) = &result {
                         if r.unchanged {
@@ -1600,7 +1641,7 @@ fn spawn_scan(
                             return;
                         }
                     }
-                    let name = plan.reversed.then(|| plan.files[i].1.clone());
+                    let name = plan.reversed.then(|| plan.files[p].1.clone());
                     if let Ok(r) = &mut result {
                         if r.summary.as_ref().is_some_and(|s| ReadRow::plain(s, texts)) {
                             if let Some(summary) = r.summary.take() {
@@ -1644,25 +1685,25 @@ fn spawn_scan(
                 send(message);
             }
             send(JsScanResult::end());
-            // The folder's memo, kept before the clean-up below so that a
-            // listing the caller starts next mostly finds it.
-            if let (Some(tokens), [view]) = (scan_tokens, views.as_slice()) {
+            // The folders' memos, kept before the clean-up below so that a
+            // listing the caller starts next mostly finds them. Nothing read,
+            // nothing changed: the memos used still hold.
+            if !scanned.is_empty() {
                 let tokens: Vec<u64> = tokens.into_iter().map(AtomicU64::into_inner).collect();
-                if let Some(generation) = SUMMARY_CACHE.versions_of(&paths, &tokens) {
-                    let tokens = tokens.into_iter().rev().collect();
-                    view.keep_memo(crate::watch::FolderMemo { tokens, generation });
-                }
+                keep_memos(&plan, &views, &tokens, &path_of);
             }
             // Files no longer in the folders just read drop out of the cache,
             // after the caller has its answer; then the persistent copy is
             // brought up to date. A failure to write it only costs the next
             // process a cold listing.
+            // A folder a memo answered for had no event: it lost no file.
             let listed: Vec<&std::path::Path> = plan
                 .dirs
                 .iter()
                 .zip(&plan.read)
-                .filter(|(_, &read)| read)
-                .map(|(dir, _)| dir.as_path())
+                .zip(&memos)
+                .filter(|((_, &read), memo)| read && memo.is_none())
+                .map(|((dir, _), _)| dir.as_path())
                 .collect();
             SUMMARY_CACHE.retain_listed(&listed, &paths);
             drop(views);
@@ -1691,6 +1732,38 @@ fn unchanged_folder(
         && memo.generation == SUMMARY_CACHE.generation()
         && memo.tokens.iter().all(|token| known.contains(token)))
     .then_some(memo)
+}
+
+/// Each folder's memo from a complete scan: its files' tokens in name order,
+/// if the listing cache holds exactly those versions.
+fn keep_memos(
+    plan: &ScanPlan,
+    views: &[crate::watch::View],
+    tokens: &[u64],
+    path_of: &dyn Fn(usize) -> std::path::PathBuf,
+) {
+    let mut by_folder: Vec<Vec<usize>> = vec![Vec::new(); plan.dirs.len()];
+    for (p, (folder, _)) in plan.files.iter().enumerate() {
+        by_folder[*folder as usize].push(p);
+    }
+    for ((view, files), &size) in views.iter().zip(by_folder).zip(&plan.sizes) {
+        if files.is_empty() || files.len() != size as usize {
+            continue;
+        }
+        let mut names_order = vec![0u64; files.len()];
+        let mut paths = vec![std::path::PathBuf::new(); files.len()];
+        for &p in &files {
+            let place = plan.places[p] as usize;
+            names_order[place] = tokens[p];
+            paths[place] = path_of(p);
+        }
+        if let Some(generation) = SUMMARY_CACHE.versions_of(&paths, &names_order) {
+            view.keep_memo(crate::watch::FolderMemo {
+                tokens: names_order,
+                generation,
+            });
+        }
+    }
 }
 
 /// Every file of a folder as unchanged, last name first as a scan reads them.

@@ -371,6 +371,8 @@ pub struct Candidate {
     pub folder: u32,
     /// Its name, decoded as Node decodes it.
     pub name: String,
+    /// Its place among its folder's names (`readdir`'s order).
+    pub index: u32,
     /// `stats.mtimeMs`, or `None` where the stat failed.
     pub mtime_ms: Option<f64>,
 }
@@ -390,25 +392,27 @@ pub fn folder_candidates(dirs: &[PathBuf]) -> (Vec<Candidate>, Vec<bool>, Vec<cr
         })
         .unzip();
     let folders = HeldFolders::open(dirs, &read).with_views(views);
-    let files: Vec<(u32, String)> = listed
+    let files: Vec<(u32, u32, String)> = listed
         .into_iter()
         .enumerate()
         .flat_map(|(i, names)| {
             names
                 .unwrap_or_default()
                 .into_iter()
-                .map(move |n| (i as u32, n))
+                .enumerate()
+                .map(move |(j, n)| (i as u32, j as u32, n))
         })
         .collect();
-    let stats = parallel_map(&files, threads(), |(folder, name)| {
+    let stats = parallel_map(&files, threads(), |(folder, _, name)| {
         folders.stat(*folder, name).ok().map(|st| mtime_ms(&st))
     });
     let mut candidates: Vec<Candidate> = files
         .into_iter()
         .zip(stats)
-        .map(|((folder, name), mtime_ms)| Candidate {
+        .map(|((folder, index, name), mtime_ms)| Candidate {
             folder,
             name,
+            index,
             mtime_ms,
         })
         .collect();
