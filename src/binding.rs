@@ -1485,6 +1485,14 @@ struct ScanPlan {
     sizes: Vec<u32>,
 }
 
+impl ScanPlan {
+    /// The path of the file at plan position `p`.
+    fn path_of(&self, p: usize) -> std::path::PathBuf {
+        let (folder, name) = &self.files[p];
+        self.dirs[*folder as usize].join(name)
+    }
+}
+
 impl ScanSource {
     /// Works out the files to read; `listAll()`'s candidates are sent first.
     fn plan(self, send: &dyn Fn(JsScanResult)) -> ScanPlan {
@@ -1583,11 +1591,7 @@ fn spawn_scan(
             let scanned: Vec<usize> = (0..plan.files.len())
                 .filter(|&p| memo_of(p).is_none())
                 .collect();
-            let path_of = |p: usize| {
-                let (folder, name) = &plan.files[p];
-                plan.dirs[*folder as usize].join(name)
-            };
-            let paths: Vec<std::path::PathBuf> = scanned.iter().map(|&p| path_of(p)).collect();
+            let paths: Vec<std::path::PathBuf> = scanned.iter().map(|&p| plan.path_of(p)).collect();
             // Files are stat'ed relative to their folder, held open.
             let views = std::mem::take(&mut plan.views);
             let folders =
@@ -1631,8 +1635,6 @@ fn spawn_scan(
                     let index = index_of(p);
                     if let Ok(r) = &result {
                         tokens[p].store(r.token, Ordering::Relaxed);
-                    }
-                    if let Ok(r) = &result {
                         if r.unchanged {
                             let due = batch.lock().ok().and_then(|mut b| b.add(index, r.token));
                             if let Some(message) = due {
@@ -1690,7 +1692,7 @@ fn spawn_scan(
             // nothing changed: the memos used still hold.
             if !scanned.is_empty() {
                 let tokens: Vec<u64> = tokens.into_iter().map(AtomicU64::into_inner).collect();
-                keep_memos(&plan, &views, &tokens, &path_of);
+                keep_memos(&plan, &views, &tokens, &scanned, &paths);
             }
             // Files no longer in the folders just read drop out of the cache,
             // after the caller has its answer; then the persistent copy is
@@ -1735,33 +1737,38 @@ fn unchanged_folder(
 }
 
 /// Each folder's memo from a complete scan: its files' tokens in name order,
-/// if the listing cache holds exactly those versions.
+/// if the listing cache holds exactly those versions. `paths` are those of
+/// the `scanned` files (ascending plan positions); the others are joined here.
 fn keep_memos(
     plan: &ScanPlan,
     views: &[crate::watch::View],
     tokens: &[u64],
-    path_of: &dyn Fn(usize) -> std::path::PathBuf,
+    scanned: &[usize],
+    paths: &[std::path::PathBuf],
 ) {
-    let mut by_folder: Vec<Vec<usize>> = vec![Vec::new(); plan.dirs.len()];
-    for (p, (folder, _)) in plan.files.iter().enumerate() {
-        by_folder[*folder as usize].push(p);
+    use std::borrow::Cow;
+    let mut names_order: Vec<Vec<u64>> = plan.sizes.iter().map(|&n| vec![0; n as usize]).collect();
+    let mut versions: Vec<Vec<(Cow<std::path::Path>, u64)>> = plan
+        .sizes
+        .iter()
+        .map(|&n| Vec::with_capacity(n as usize))
+        .collect();
+    let mut read = scanned.iter().zip(paths).peekable();
+    for (p, &token) in tokens.iter().enumerate() {
+        let folder = plan.files[p].0 as usize;
+        names_order[folder][plan.places[p] as usize] = token;
+        let path = match read.next_if(|(&s, _)| s == p) {
+            Some((_, path)) => Cow::Borrowed(path.as_path()),
+            None => Cow::Owned(plan.path_of(p)),
+        };
+        versions[folder].push((path, token));
     }
-    for ((view, files), &size) in views.iter().zip(by_folder).zip(&plan.sizes) {
-        if files.is_empty() || files.len() != size as usize {
+    for ((view, tokens), versions) in views.iter().zip(names_order).zip(versions) {
+        if tokens.is_empty() {
             continue;
         }
-        let mut names_order = vec![0u64; files.len()];
-        let mut paths = vec![std::path::PathBuf::new(); files.len()];
-        for &p in &files {
-            let place = plan.places[p] as usize;
-            names_order[place] = tokens[p];
-            paths[place] = path_of(p);
-        }
-        if let Some(generation) = SUMMARY_CACHE.versions_of(&paths, &names_order) {
-            view.keep_memo(crate::watch::FolderMemo {
-                tokens: names_order,
-                generation,
-            });
+        if let Some(generation) = SUMMARY_CACHE.versions_of(versions) {
+            view.keep_memo(crate::watch::FolderMemo { tokens, generation });
         }
     }
 }

@@ -234,12 +234,12 @@ fn is_blank(line: &[u8]) -> bool {
 }
 
 /// Entries glued one after another from `from`: each a complete JSON object that
-/// reads as an entry (as pi writes them when `pi_shaped`), NUL bytes or blanks
-/// between them allowed.
+/// reads as an entry (as pi writes them when `only_pi_shaped`), NUL bytes or
+/// blanks between them allowed.
 fn entries_from(
     core: &[u8],
     from: usize,
-    pi_shaped: bool,
+    only_pi_shaped: bool,
 ) -> Option<Vec<(usize, usize, EntryFacts)>> {
     let mut out = Vec::new();
     let mut cur = Cursor::new(core);
@@ -256,7 +256,7 @@ fn entries_from(
         }
         let start = cur.i;
         cur.skip_value().ok()?;
-        let facts = entry_facts(&core[start..cur.i]).filter(|f| f.pi_shaped || !pi_shaped)?;
+        let facts = entry_facts(&core[start..cur.i]).filter(|f| f.pi_shaped || !only_pi_shaped)?;
         out.push((start, cur.i, facts));
     }
 }

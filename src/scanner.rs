@@ -565,15 +565,16 @@ impl SummaryCache {
         }
     }
 
-    /// The generation of the cache if it holds exactly the versions `tokens`
-    /// of `paths` (ready, not stored), read under one lock with them: while
-    /// the generation stays, so do those entries.
-    pub fn versions_of(&self, paths: &[PathBuf], tokens: &[u64]) -> Option<u64> {
+    /// The generation of the cache if it holds exactly these versions (path,
+    /// token) of files (ready, not stored), read under one lock with them:
+    /// while the generation stays, so do those entries.
+    pub fn versions_of<P: AsRef<Path>>(
+        &self,
+        files: impl IntoIterator<Item = (P, u64)>,
+    ) -> Option<u64> {
         let map = self.entries.lock().ok()?;
-        let all = paths
-            .iter()
-            .zip(tokens)
-            .all(|(path, &token)| ready_at(&map, path, token).is_some());
+        let mut files = files.into_iter();
+        let all = files.all(|(path, token)| ready_at(&map, path.as_ref(), token).is_some());
         all.then(|| self.generation.load(Ordering::Relaxed))
     }
 
@@ -985,8 +986,11 @@ mod tests {
                 .map(|p| summarize_cached(cache, p, &Known::default()).unwrap().token)
                 .collect()
         };
+        let held = |cache: &SummaryCache, tokens: &[u64]| {
+            cache.versions_of(paths.iter().zip(tokens.iter().copied()))
+        };
         let first = tokens(&cache);
-        let generation = cache.versions_of(&paths, &first).expect("both held");
+        let generation = held(&cache, &first).expect("both held");
         assert_eq!(generation, cache.generation());
         assert_eq!(tokens(&cache), first, "unchanged files keep their versions");
         assert_eq!(
@@ -994,7 +998,7 @@ mod tests {
             generation,
             "and the cache its generation"
         );
-        assert_eq!(cache.versions_of(&paths, &[first[0], first[1] + 1]), None);
+        assert_eq!(held(&cache, &[first[0], first[1] + 1]), None);
 
         // A file read again is another version, in another generation.
         fs::write(&paths[1], format!("{HEADER}{}{}", user("one"), user("two"))).unwrap();
@@ -1002,13 +1006,13 @@ mod tests {
         assert_eq!(second[0], first[0]);
         assert_ne!(second[1], first[1]);
         assert!(cache.generation() > generation);
-        assert_eq!(cache.versions_of(&paths, &first), None);
-        let generation = cache.versions_of(&paths, &second).unwrap();
+        assert_eq!(held(&cache, &first), None);
+        let generation = held(&cache, &second).unwrap();
 
         // A file dropped from the cache changes the generation too.
         cache.retain_listed(&[dir.as_path()], &paths[..1]);
         assert!(cache.generation() > generation);
-        assert_eq!(cache.versions_of(&paths, &second), None);
+        assert_eq!(held(&cache, &second), None);
         fs::remove_dir_all(&dir).unwrap();
     }
 
