@@ -359,6 +359,23 @@ function listCheck(infos) {
   return { count: infos.length, hash: h.digest("hex").slice(0, 16) };
 }
 
+/** A listing called with an onProgress that counts its calls and partial lists. */
+async function countingProgress(listWith) {
+  let calls = 0;
+  let partials = 0;
+  let lastPartial = -1;
+  const infos = await listWith((_loaded, _total, partial) => {
+    calls++;
+    if (partial) {
+      partials++;
+      lastPartial = partial.length;
+    }
+  });
+  return { infos, calls, partials, lastPartial };
+}
+
+const progressCheck = (r) => ({ ...listCheck(r.infos), calls: r.calls, partials: r.partials, lastPartial: r.lastPartial });
+
 const listing = (op) => ({
   async: true,
   ...op,
@@ -386,40 +403,16 @@ Object.assign(WORKLOADS, {
     setup: async ({ SessionManager }, p) => {
       await SessionManager.list(p.cwd, undefined, () => {});
     },
-    run: async ({ SessionManager }, p) => {
-      let calls = 0;
-      let partials = 0;
-      let lastPartial = -1;
-      const infos = await SessionManager.list(p.cwd, undefined, (_loaded, _total, partial) => {
-        calls++;
-        if (partial) {
-          partials++;
-          lastPartial = partial.length;
-        }
-      });
-      return { infos, calls, partials, lastPartial };
-    },
-    check: (r) => ({ ...listCheck(r.infos), calls: r.calls, partials: r.partials, lastPartial: r.lastPartial }),
+    run: ({ SessionManager }, p) => countingProgress((onProgress) => SessionManager.list(p.cwd, undefined, onProgress)),
+    check: progressCheck,
   }),
   // the second listAll() in the same process, with onProgress
   "listall-warm-progress": listing({
     setup: async ({ SessionManager }) => {
       await SessionManager.listAll(() => {});
     },
-    run: async ({ SessionManager }) => {
-      let calls = 0;
-      let partials = 0;
-      let lastPartial = -1;
-      const infos = await SessionManager.listAll((_loaded, _total, partial) => {
-        calls++;
-        if (partial) {
-          partials++;
-          lastPartial = partial.length;
-        }
-      });
-      return { infos, calls, partials, lastPartial };
-    },
-    check: (r) => ({ ...listCheck(r.infos), calls: r.calls, partials: r.partials, lastPartial: r.lastPartial }),
+    run: ({ SessionManager }) => countingProgress((onProgress) => SessionManager.listAll(onProgress)),
+    check: progressCheck,
   }),
   "listall-cold": listing({
     run: ({ SessionManager }) => SessionManager.listAll(),
