@@ -6,7 +6,6 @@
 
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 
 use crate::store::IoFailure;
 
@@ -99,8 +98,7 @@ pub fn read_parts(source: Option<&File>, parts: &[Assembly]) -> Result<Vec<u8>, 
                     })?;
                     let at = out.len();
                     out.resize(at + len as usize, 0);
-                    source
-                        .read_exact_at(&mut out[at..], offset)
+                    crate::os::read_exact_at(source, &mut out[at..], offset)
                         .map_err(|e| IoFailure::new(&e, "read", None))?;
                 }
             }
@@ -189,8 +187,7 @@ fn write_job(target: &File, source: Option<&File>, job: &Job) -> Result<(), IoFa
     for piece in &job.pieces {
         match *piece {
             Piece::Bytes { start, len } => {
-                target
-                    .write_all_at(&job.assembly.bytes[start..start + len], out)
+                crate::os::write_all_at(target, &job.assembly.bytes[start..start + len], out)
                     .map_err(write_err)?;
             }
             Piece::Source { offset, len } => {
@@ -203,68 +200,17 @@ fn write_job(target: &File, source: Option<&File>, job: &Job) -> Result<(), IoFa
     Ok(())
 }
 
-/// Copies `len` bytes in the kernel where it can, through a buffer where it cannot
-/// (another filesystem on an old kernel, a filesystem without the call).
-fn copy_range(
-    source: &File,
-    mut from: u64,
-    target: &File,
-    mut to: u64,
-    len: u64,
-) -> Result<(), IoFailure> {
-    let shrunk = || IoFailure::new(&io::Error::from(io::ErrorKind::UnexpectedEof), "read", None);
-    let mut left = len;
-    while left > 0 {
-        use rustix::io::Errno;
-        let mut off_in = from;
-        let mut off_out = to;
-        let chunk = left.min(1 << 30) as usize;
-        let copied = match rustix::fs::copy_file_range(
-            source,
-            Some(&mut off_in),
-            target,
-            Some(&mut off_out),
-            chunk,
-        ) {
-            Ok(n) => n,
-            Err(Errno::INTR) => continue,
-            Err(Errno::NOSYS | Errno::XDEV | Errno::INVAL | Errno::OPNOTSUPP | Errno::PERM) => {
-                return copy_buffered(source, from, target, to, left);
-            }
-            Err(e) => return Err(IoFailure::new(&e.into(), "write", None)),
+/// Copies `len` bytes of `source` at `from` to `target` at `to` (in the
+/// kernel where the OS can); a source shorter than that fails as a read.
+fn copy_range(source: &File, from: u64, target: &File, to: u64, len: u64) -> Result<(), IoFailure> {
+    crate::os::copy_range(source, from, target, to, len).map_err(|e| {
+        let syscall = if e.kind() == io::ErrorKind::UnexpectedEof {
+            "read"
+        } else {
+            "write"
         };
-        if copied == 0 {
-            return Err(shrunk());
-        }
-        from += copied as u64;
-        to += copied as u64;
-        left -= copied as u64;
-    }
-    Ok(())
-}
-
-fn copy_buffered(
-    source: &File,
-    mut from: u64,
-    target: &File,
-    mut to: u64,
-    len: u64,
-) -> Result<(), IoFailure> {
-    let mut buffer = vec![0u8; len.min(1 << 20) as usize];
-    let mut left = len;
-    while left > 0 {
-        let n = left.min(buffer.len() as u64) as usize;
-        source
-            .read_exact_at(&mut buffer[..n], from)
-            .map_err(|e| IoFailure::new(&e, "read", None))?;
-        target
-            .write_all_at(&buffer[..n], to)
-            .map_err(|e| IoFailure::new(&e, "write", None))?;
-        from += n as u64;
-        to += n as u64;
-        left -= n as u64;
-    }
-    Ok(())
+        IoFailure::new(&e, syscall, None)
+    })
 }
 
 #[cfg(test)]

@@ -297,10 +297,7 @@ impl LiveSessions {
 /// on other threads' arenas too), so without this the process keeps the high
 /// water mark of every burst of opens.
 fn give_back_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    unsafe {
-        libc::malloc_trim(0);
-    }
+    crate::os::trim_memory();
 }
 
 #[napi(custom_finalize)]
@@ -1098,11 +1095,7 @@ fn external_strings() -> Option<&'static ExternalStrings> {
     static FOUND: std::sync::OnceLock<Option<ExternalStrings>> = std::sync::OnceLock::new();
     FOUND
         .get_or_init(|| {
-            let find = |name: &std::ffi::CStr| {
-                // SAFETY: dlsym with a NUL-terminated name.
-                let symbol = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
-                (!symbol.is_null()).then_some(symbol)
-            };
+            let find = crate::os::host_symbol;
             let latin1 = find(c"node_api_create_external_string_latin1")?;
             let utf16 = find(c"node_api_create_external_string_utf16")?;
             // SAFETY: the symbols have the signatures Node-API documents.

@@ -3,10 +3,7 @@
 
 use std::ffi::{OsStr, OsString};
 use std::fs;
-use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
-
-use rustix::fs::{AtFlags, Mode, OFlags};
 
 use crate::entry::{Kind, LineRead};
 
@@ -36,31 +33,28 @@ pub fn session_names_lossy(dir: &Path) -> std::io::Result<Vec<String>> {
 }
 
 /// A folder held open so that its files are opened and stat'ed relative to
-/// it: the kernel then resolves one name per file instead of the whole path.
+/// it (where the OS can: see `crate::os::Folder`).
 pub struct Folder<'a> {
-    fd: OwnedFd,
+    held: crate::os::Folder,
     path: &'a Path,
 }
 
 impl<'a> Folder<'a> {
     pub fn open(path: &'a Path) -> std::io::Result<Self> {
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let fd = rustix::fs::open(path, flags, Mode::empty())?;
-        Ok(Folder { fd, path })
+        Ok(Folder {
+            held: crate::os::Folder::open(path)?,
+            path,
+        })
     }
 
     /// The status of a file in the folder, following symlinks like `statSync`.
-    pub fn stat(&self, name: &OsStr) -> rustix::io::Result<rustix::fs::Stat> {
-        self.stat_with(name, AtFlags::empty())
-    }
-
-    fn stat_with(&self, name: &OsStr, flags: AtFlags) -> rustix::io::Result<rustix::fs::Stat> {
-        rustix::fs::statat(&self.fd, name, flags)
+    pub fn stat(&self, name: &OsStr) -> std::io::Result<crate::os::Stat> {
+        self.held.stat(name)
     }
 
     /// `stats.mtimeMs` of a file.
     fn mtime_ms(&self, name: &OsStr) -> Option<f64> {
-        self.stat(name).ok().map(|st| mtime_ms(&st))
+        self.stat(name).ok().map(|st| st.mtime_ms())
     }
 
     /// The header line of a file for discovery (as `discovery_header` gives
@@ -69,13 +63,7 @@ impl<'a> Folder<'a> {
     /// `read_header`.
     fn header_with_id(&self, name: &OsStr, id: &str) -> Option<Vec<u8>> {
         let mut buf = [0u8; 1024];
-        let read = rustix::fs::openat(
-            &self.fd,
-            name,
-            OFlags::RDONLY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .and_then(|fd| rustix::io::retry_on_intr(|| rustix::io::read(&fd, &mut buf)));
+        let read = self.held.read_start(name, &mut buf);
         if let Ok(n) = read {
             if let Some(end) = memchr::memchr(b'\n', &buf[..n]) {
                 let line = &buf[..end];
@@ -105,12 +93,6 @@ fn cannot_hold(line: &[u8], id: &str) -> bool {
     !id.contains('\u{FFFD}')
         && memchr::memchr(b'\\', line).is_none()
         && memchr::memmem::find(line, id.as_bytes()).is_none()
-}
-
-/// `stats.mtimeMs` as Node computes it (seconds and nanoseconds apart, so the
-/// float keeps its precision; `stats.mtime` then rounds it).
-pub(crate) fn mtime_ms(st: &rustix::fs::Stat) -> f64 {
-    st.st_mtime as f64 * 1e3 + st.st_mtime_nsec as f64 / 1e6
 }
 
 /// Runs `f` over `items` on up to `threads` threads; results keep their order.
@@ -310,27 +292,26 @@ impl<'a> HeldFolders<'a> {
     }
 
     /// The status of file `name` of folder `folder`, following symlinks.
-    pub fn stat(&self, folder: u32, name: &str) -> rustix::io::Result<rustix::fs::Stat> {
+    pub fn stat(&self, folder: u32, name: &str) -> std::io::Result<crate::os::Stat> {
         let view = self.views.get(folder as usize);
         if let Some(known) = view.and_then(|v| v.known_stat(name)) {
             return Ok(known);
         }
         let Some(view) = view.filter(|v| v.is_watched()) else {
-            return self.stat_now(folder, name, AtFlags::empty());
+            return self.stat_now(folder, name, true);
         };
         // One lstat answers for anything but a symlink (stat would give the
         // same); a symlink's target is stat'ed, and never vouched for.
         let st = self
-            .stat_now(folder, name, AtFlags::SYMLINK_NOFOLLOW)
+            .stat_now(folder, name, false)
             .inspect_err(|_| view.distrust())?;
-        let file_type = rustix::fs::FileType::from_raw_mode(st.st_mode);
-        if file_type == rustix::fs::FileType::Symlink {
+        if st.is_symlink() {
             view.distrust();
-            return self.stat_now(folder, name, AtFlags::empty());
+            return self.stat_now(folder, name, true);
         }
         // Only a regular file with one link changes under this folder's name
         // alone; another link does not.
-        if file_type.is_file() && st.st_nlink == 1 {
+        if st.is_file() && st.nlink == 1 {
             view.note_stat(name, st);
         } else {
             view.distrust();
@@ -338,19 +319,13 @@ impl<'a> HeldFolders<'a> {
         Ok(st)
     }
 
-    fn stat_now(
-        &self,
-        folder: u32,
-        name: &str,
-        flags: AtFlags,
-    ) -> rustix::io::Result<rustix::fs::Stat> {
-        match &self.held[folder as usize] {
-            Some(held) => held.stat_with(OsStr::new(name), flags),
-            None => rustix::fs::statat(
-                rustix::fs::CWD,
-                self.dirs[folder as usize].join(name),
-                flags,
-            ),
+    /// The status of a file now, following a symlink or not.
+    fn stat_now(&self, folder: u32, name: &str, follow: bool) -> std::io::Result<crate::os::Stat> {
+        match (&self.held[folder as usize], follow) {
+            (Some(held), true) => held.held.stat(OsStr::new(name)),
+            (Some(held), false) => held.held.lstat(OsStr::new(name)),
+            (None, true) => crate::os::stat(&self.dirs[folder as usize].join(name)),
+            (None, false) => crate::os::lstat(&self.dirs[folder as usize].join(name)),
         }
     }
 }
@@ -404,7 +379,7 @@ pub fn folder_candidates(dirs: &[PathBuf]) -> (Vec<Candidate>, Vec<bool>, Vec<cr
         })
         .collect();
     let stats = parallel_map(&files, threads(), |(folder, _, name)| {
-        folders.stat(*folder, name).ok().map(|st| mtime_ms(&st))
+        folders.stat(*folder, name).ok().map(|st| st.mtime_ms())
     });
     let mut candidates: Vec<Candidate> = files
         .into_iter()
@@ -630,7 +605,7 @@ mod tests {
         fs::remove_file(dir.join("d.jsonl")).unwrap();
         fs::remove_file(dir.join("b_two.jsonl")).unwrap();
         fs::remove_file(dir.join("c_one.jsonl")).unwrap();
-        std::os::unix::fs::symlink(dir.join("nowhere"), dir.join("d.jsonl")).unwrap();
+        crate::os::symlink(&dir.join("nowhere"), &dir.join("d.jsonl")).unwrap();
         assert!(recent_files(&dir).is_none());
         // listAll()'s candidates over this folder, a second one and one that
         // cannot be read: newest first, ties in folder then name order, the

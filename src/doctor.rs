@@ -4,9 +4,8 @@
 //! and rebuilds a lost header, so that pi opens the file again.
 
 use std::collections::HashMap;
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::entry::{read_line, Key, Kind, LineRead};
@@ -568,8 +567,8 @@ impl Analyzer<'_> {
 }
 
 fn stamp_of(meta: &fs::Metadata) -> (u64, i128, u64) {
-    let mtime = meta.mtime() as i128 * 1_000_000_000 + meta.mtime_nsec() as i128;
-    (meta.len(), mtime, meta.ino())
+    let st = crate::os::Stat::from_metadata(meta);
+    (st.size, st.mtime.as_ns(), st.ino)
 }
 
 /// `<timestamp>_<id>.jsonl` as pi names files: the ISO timestamp and the id.
@@ -1024,11 +1023,7 @@ pub fn repair(
         return Err(changed());
     }
     let result = (|| -> Result<(), SessionError> {
-        let mut out = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&temp)
+        let mut out = crate::os::create_new_private(&temp)
             .map_err(|e| IoFailure::new(&e, "open", Some(&temp)))?;
         let mut buf = Vec::new();
         for piece in &plan {
@@ -1047,7 +1042,7 @@ pub fn repair(
         }
         out.sync_all()
             .map_err(|e| IoFailure::new(&e, "fsync", None))?;
-        fs::set_permissions(&temp, fs::Permissions::from_mode(original.mode() & 0o7777))
+        fs::set_permissions(&temp, original.permissions())
             .map_err(|e| IoFailure::new(&e, "chmod", Some(&temp)))?;
         // The original stays beside it, under a name listings ignore. A copy, not
         // a hard link: the old file must have no links left after the rename, so
@@ -1059,9 +1054,7 @@ pub fn repair(
             return Err(changed());
         }
         fs::rename(&temp, &target).map_err(|e| IoFailure::new(&e, "rename", Some(path)))?;
-        if let Ok(d) = File::open(&dir) {
-            let _ = d.sync_all();
-        }
+        crate::os::sync_dir(&dir);
         carry_over_late_appends(&source, report.stamp.0, &target)?;
         Ok(())
     })();

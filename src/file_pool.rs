@@ -154,13 +154,10 @@ pub struct FileIdentity {
 
 impl FileIdentity {
     pub fn of(file: &File) -> Result<FileIdentity, IoFailure> {
-        use std::os::unix::fs::MetadataExt;
-        let meta = file
-            .metadata()
-            .map_err(|e| IoFailure::new(&e, "fstat", None))?;
+        let st = crate::os::fstat(file).map_err(|e| IoFailure::new(&e, "fstat", None))?;
         Ok(FileIdentity {
-            dev: meta.dev(),
-            ino: meta.ino(),
+            dev: st.dev,
+            ino: st.ino,
         })
     }
 }
@@ -207,9 +204,8 @@ pub fn for_reading(
 /// if the pool has none. A pooled file that lost its last link (deleted or
 /// replaced behind our back) is opened again by path, as a fresh open would.
 pub fn for_appending(owner: &PoolOwner, path: &Path) -> Result<Arc<File>, IoFailure> {
-    use std::os::unix::fs::MetadataExt;
     if let Some(file) = pool().find(owner.0, Use::Append, path) {
-        if file.metadata().is_ok_and(|m| m.nlink() > 0) {
+        if crate::os::fstat(&file).is_ok_and(|st| st.nlink > 0) {
             return Ok(file);
         }
     }

@@ -13,6 +13,7 @@ pub mod jsstring;
 pub mod listing;
 pub mod loader;
 pub mod migrate;
+pub mod os;
 pub mod parallel;
 pub mod scanner;
 pub mod search;

@@ -6,7 +6,6 @@ use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
 
 use crate::store;
-use std::os::unix::ffi::OsStringExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -351,31 +350,10 @@ impl CacheEntry {
 }
 
 /// The cache holds the text of every listed session, so it is the user's alone:
-/// folders made for it get 0700, its file (and the temporary file it is written
-/// through) 0600, set after creation so that no umask widens them.
-const PRIVATE_DIR_MODE: u32 = 0o700;
-const PRIVATE_FILE_MODE: u32 = 0o600;
-
-/// Creates `dir` and any missing parents with mode 0700; folders that exist
-/// already are left as their owner made them.
+/// folders made for it and its file (and the temporary file it is written
+/// through) are private to the user (`crate::os::create_private_dir_all`).
 fn create_private_dir_all(dir: &Path) -> Result<(), IoFailure> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    let mut missing = Vec::new();
-    let mut current = Some(dir);
-    while let Some(d) = current.filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
-        missing.push(d);
-        current = d.parent();
-    }
-    for d in missing.into_iter().rev() {
-        match fs::DirBuilder::new().mode(PRIVATE_DIR_MODE).create(d) {
-            Ok(()) => fs::set_permissions(d, fs::Permissions::from_mode(PRIVATE_DIR_MODE))
-                .map_err(|e| IoFailure::new(&e, "chmod", Some(d)))?,
-            // Made by another process meanwhile: not ours to change.
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-            Err(e) => return Err(IoFailure::new(&e, "mkdir", Some(d))),
-        }
-    }
-    Ok(())
+    crate::os::create_private_dir_all(dir).map_err(|e| IoFailure::new(&e, "mkdir", Some(dir)))
 }
 
 /// Replaces `dir/name` with `data` through a 0600 temporary file renamed over
@@ -383,19 +361,12 @@ fn create_private_dir_all(dir: &Path) -> Result<(), IoFailure> {
 /// is 0600 whatever mode the one it replaces had.
 fn write_private(dir: &Path, name: &str, data: &[u8]) -> Result<(), IoFailure> {
     use std::io::Write;
-    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
     create_private_dir_all(dir)?;
     let target = dir.join(name);
     let temp = dir.join(format!(".{name}.{}.tmp", uuid::Uuid::new_v4().simple()));
     let result = (|| {
-        let mut file = fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(PRIVATE_FILE_MODE)
-            .open(&temp)
+        let mut file = crate::os::create_new_private(&temp)
             .map_err(|e| IoFailure::new(&e, "open", Some(&temp)))?;
-        file.set_permissions(fs::Permissions::from_mode(PRIVATE_FILE_MODE))
-            .map_err(|e| IoFailure::new(&e, "fchmod", Some(&temp)))?;
         file.write_all(data)
             .map_err(|e| IoFailure::new(&e, "write", Some(&temp)))?;
         fs::rename(&temp, &target).map_err(|e| IoFailure::new(&e, "rename", Some(&target)))
@@ -409,14 +380,10 @@ fn write_private(dir: &Path, name: &str, data: &[u8]) -> Result<(), IoFailure> {
 /// Reads a private file, first narrowing its mode to 0600 if it is wider (a
 /// file an earlier version wrote with 0644); a file not ours is read as it is.
 fn read_private(path: &Path) -> std::io::Result<CacheFileBytes> {
-    use std::os::unix::fs::PermissionsExt;
     let mut file = File::open(path)?;
     let metadata = file.metadata()?;
-    let mode = metadata.permissions().mode() & 0o777;
-    if mode != PRIVATE_FILE_MODE {
-        let _ = file.set_permissions(fs::Permissions::from_mode(PRIVATE_FILE_MODE));
-    }
-    if metadata.is_file() && metadata.len() > 0 {
+    crate::os::narrow_to_private(&file, &metadata);
+    if crate::os::MAP_CACHE_FILES && metadata.is_file() && metadata.len() > 0 {
         // SAFETY: the mapping is read only, and the file is replaced by
         // renames only (see `CacheFileBytes`).
         if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
@@ -480,7 +447,11 @@ impl SummaryCache {
                 return 0;
             };
             let at = start + (entry.as_ptr() as usize - body.as_ptr() as usize);
-            let path = PathBuf::from(std::ffi::OsString::from_vec(path.to_vec()));
+            // A path this OS cannot name is left out (it is listed again).
+            let Some(path) = crate::os::os_string_from_bytes(path.to_vec()) else {
+                continue;
+            };
+            let path = PathBuf::from(path);
             stored.push((path, at..at + entry.len()));
         }
         let bytes = Arc::new(bytes);
@@ -662,15 +633,15 @@ struct FileStat {
 }
 
 impl FileStat {
-    fn new(st: &rustix::fs::Stat) -> FileStat {
+    fn new(st: &crate::os::Stat) -> FileStat {
         FileStat {
-            dev: st.st_dev,
-            ino: st.st_ino,
-            size: st.st_size as u64,
-            mtime_ns: st.st_mtime as i128 * 1_000_000_000 + st.st_mtime_nsec as i128,
-            ctime_ns: st.st_ctime as i128 * 1_000_000_000 + st.st_ctime_nsec as i128,
-            mtime_ms: crate::discovery::mtime_ms(st),
-            is_file: rustix::fs::FileType::from_raw_mode(st.st_mode).is_file(),
+            dev: st.dev,
+            ino: st.ino,
+            size: st.size,
+            mtime_ns: st.mtime.as_ns(),
+            ctime_ns: st.ctime.as_ns(),
+            mtime_ms: st.mtime_ms(),
+            is_file: st.is_file(),
         }
     }
 }
@@ -797,7 +768,7 @@ fn summarize_cached(
     path: &Path,
     known: &Known,
 ) -> Result<FileResult, IoFailure> {
-    let st = rustix::fs::stat(path).map_err(|e| IoFailure::new(&e.into(), "stat", Some(path)))?;
+    let st = crate::os::stat(path).map_err(|e| IoFailure::new(&e, "stat", Some(path)))?;
     summarize_stat(cache, path, &FileStat::new(&st), known, true)
 }
 
@@ -860,7 +831,7 @@ enum Refreshed {
 pub fn usage_stat(
     cache: &SummaryCache,
     path: &Path,
-    stat: &rustix::fs::Stat,
+    stat: &crate::os::Stat,
 ) -> Result<Option<CachedUsage>, IoFailure> {
     let stat = FileStat::new(stat);
     if !stat.is_file {
@@ -924,7 +895,7 @@ fn refresh(cache: &SummaryCache, path: &Path, stat: &FileStat) -> Result<Refresh
 }
 
 /// How a scan gets the status of its `i`th file (following symlinks).
-pub type StatOf<'a> = dyn Fn(usize) -> rustix::io::Result<rustix::fs::Stat> + Sync + 'a;
+pub type StatOf<'a> = dyn Fn(usize) -> std::io::Result<crate::os::Stat> + Sync + 'a;
 
 /// Summarizes `paths` on `threads` threads of our own, calling `done(index,
 /// result)` as each file finishes. Stops early when `cancel` is set. `stat_of`
@@ -943,7 +914,7 @@ pub fn scan(
 ) {
     let summarize = |i: usize| {
         let path = &paths[i];
-        let st = stat_of(i).map_err(|e| IoFailure::new(&e.into(), "stat", Some(path)))?;
+        let st = stat_of(i).map_err(|e| IoFailure::new(&e, "stat", Some(path)))?;
         summarize_stat(cache, path, &FileStat::new(&st), known, texts)
     };
     crate::parallel::for_each_index(paths.len(), threads, cancel, |i| done(i, summarize(i)));
@@ -1093,9 +1064,14 @@ mod tests {
 
     #[test]
     fn the_cache_file_and_the_folders_made_for_it_are_private() {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        let set_mode = crate::os::test_modes::set;
+        let mode = |p: &Path| crate::os::test_modes::mode_of(p).unwrap();
         let dir = temp_dir();
+        if crate::os::test_modes::mode_of(&dir).is_none() {
+            eprintln!("skipped: no Unix file modes here");
+            return;
+        }
+        set_mode(&dir, 0o751);
         let path = dir.join("a.jsonl");
         fs::write(&path, format!("{HEADER}{}", user("secret"))).unwrap();
         let cache = SummaryCache::default();
@@ -1108,17 +1084,14 @@ mod tests {
             assert_eq!(mode(made), 0o700, "{made:?}");
         }
         // The folder that was there already keeps its mode.
-        assert_eq!(
-            mode(&dir),
-            fs::metadata(&dir).unwrap().permissions().mode() & 0o777
-        );
+        assert_eq!(mode(&dir), 0o751);
         // Only the cache file is left: the temporary file was renamed.
         assert_eq!(fs::read_dir(&store_dir).unwrap().count(), 1);
         // A file left readable by others is narrowed when read and when replaced.
-        fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
+        set_mode(&file, 0o644);
         assert_eq!(SummaryCache::default().load_from(&store_dir), 1);
         assert_eq!(mode(&file), 0o600);
-        fs::set_permissions(&file, fs::Permissions::from_mode(0o666)).unwrap();
+        set_mode(&file, 0o666);
         cache.save_to(&store_dir).unwrap();
         assert_eq!(mode(&file), 0o600);
         fs::remove_dir_all(&dir).unwrap();
@@ -1260,7 +1233,7 @@ mod tests {
         scan(
             &cache,
             &paths,
-            &|i| rustix::fs::stat(&paths[i]),
+            &|i| crate::os::stat(&paths[i]),
             &Known::default(),
             true,
             3,
@@ -1356,7 +1329,7 @@ mod tests {
             scan(
                 &cache,
                 &paths,
-                &|i| rustix::fs::stat(&paths[i]),
+                &|i| crate::os::stat(&paths[i]),
                 &Known::default(),
                 texts,
                 2,

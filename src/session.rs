@@ -241,9 +241,8 @@ impl Session {
         len: usize,
         buffer: &mut Vec<u8>,
     ) -> Result<(), SessionError> {
-        use std::os::unix::fs::FileExt;
         buffer.resize(len, 0);
-        match file.read_exact_at(&mut buffer[..len], offset) {
+        match crate::os::read_exact_at(file, &mut buffer[..len], offset) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
                 Err(file_changed(self.source_path()))

@@ -147,7 +147,6 @@ pub struct RangeReader<'a> {
 
 impl Read for RangeReader<'_> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        use std::os::unix::fs::FileExt;
         let room = match self.end {
             Some(end) => buf.len().min(end.saturating_sub(self.pos) as usize),
             None => buf.len(),
@@ -155,7 +154,7 @@ impl Read for RangeReader<'_> {
         if room == 0 {
             return Ok(0);
         }
-        let n = self.file.read_at(&mut buf[..room], self.pos)?;
+        let n = crate::os::read_at(self.file, &mut buf[..room], self.pos)?;
         self.pos += n as u64;
         Ok(n)
     }
@@ -165,7 +164,6 @@ impl Read for RangeReader<'_> {
 /// `\n` at or after `pos - 1`. `None` when no line starts within `max_scan`
 /// bytes (a huge line, or the end).
 pub fn line_start_from(file: &File, pos: u64, max_scan: u64) -> Result<Option<u64>, IoFailure> {
-    use std::os::unix::fs::FileExt;
     if pos == 0 {
         return Ok(Some(0));
     }
@@ -173,7 +171,7 @@ pub fn line_start_from(file: &File, pos: u64, max_scan: u64) -> Result<Option<u6
     let mut at = pos - 1;
     while at - (pos - 1) < max_scan {
         let n = loop {
-            match file.read_at(&mut window, at) {
+            match crate::os::read_at(file, &mut window, at) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(IoFailure::new(&e, "read", None)),
@@ -205,9 +203,8 @@ pub fn read_at_into(
     len: usize,
     buffer: &mut Vec<u8>,
 ) -> Result<(), IoFailure> {
-    use std::os::unix::fs::FileExt;
     buffer.resize(len, 0);
-    file.read_exact_at(&mut buffer[..len], offset)
+    crate::os::read_exact_at(file, &mut buffer[..len], offset)
         .map_err(|e| IoFailure::new(&e, "read", None))
 }
 
@@ -219,7 +216,6 @@ pub fn open_read(path: &Path) -> Result<File, IoFailure> {
 /// it, unless the file already ends with one by now: a line seen unfinished may
 /// have been another process's append still being written.
 pub fn end_last_line(path: &Path) -> Result<(), IoFailure> {
-    use std::os::unix::fs::FileExt;
     let file = OpenOptions::new()
         .read(true)
         .open(path)
@@ -229,7 +225,9 @@ pub fn end_last_line(path: &Path) -> Result<(), IoFailure> {
         .map_err(|e| IoFailure::new(&e, "fstat", None))?
         .len();
     let mut last = [0u8; 1];
-    if size == 0 || (file.read_exact_at(&mut last, size - 1).is_ok() && last[0] == b'\n') {
+    if size == 0
+        || (crate::os::read_exact_at(&file, &mut last, size - 1).is_ok() && last[0] == b'\n')
+    {
         return Ok(());
     }
     append(path, b"\n")

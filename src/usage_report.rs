@@ -255,8 +255,8 @@ pub struct Corpus {
 struct FolderStamp {
     dev: u64,
     ino: u64,
-    mtime: (i64, i64),
-    ctime: (i64, i64),
+    mtime: crate::os::Time,
+    ctime: crate::os::Time,
 }
 
 /// A folder's `.jsonl` files as last read.
@@ -282,11 +282,11 @@ fn folder_listing(dir: &std::path::Path) -> (Option<Arc<Listing>>, bool) {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs() as i64);
-    let stamp = rustix::fs::stat(dir).ok().map(|st| FolderStamp {
-        dev: st.st_dev,
-        ino: st.st_ino,
-        mtime: (st.st_mtime, st.st_mtime_nsec as i64),
-        ctime: (st.st_ctime, st.st_ctime_nsec as i64),
+    let stamp = crate::os::stat(dir).ok().map(|st| FolderStamp {
+        dev: st.dev,
+        ino: st.ino,
+        mtime: st.mtime,
+        ctime: st.ctime,
     });
     let known = LISTINGS
         .lock()
@@ -303,7 +303,7 @@ fn folder_listing(dir: &std::path::Path) -> (Option<Arc<Listing>>, bool) {
         .iter()
         .map(|p| Arc::from(p.to_string_lossy()))
         .collect();
-    let settled = |st: &FolderStamp| st.mtime.0.max(st.ctime.0) < now - RACY_SECONDS;
+    let settled = |st: &FolderStamp| st.mtime.sec.max(st.ctime.sec) < now - RACY_SECONDS;
     (
         Some(Arc::new(Listing {
             stamp: stamp.filter(settled),

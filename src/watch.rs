@@ -1,5 +1,5 @@
-//! Session folders watched with inotify, so that a listing of a folder that
-//! nothing touched since an earlier one neither reads the folder again nor
+//! Session folders watched (by inotify on Linux; not elsewhere, see
+//! `crate::os::Notifier`), so that a listing of a folder that nothing touched since an earlier one neither reads the folder again nor
 //! stats its files: the kernel reports every write, truncate, chmod, utime,
 //! create, delete and rename under a watched folder, by any process, before
 //! the call that made it returns. A file's status is trusted only while no
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use rustix::fs::Stat;
+use crate::os::{FolderEvent, Notifier, Stat, WatchId};
 
 /// At most this many folders are watched by a process; others are read.
 const MAX_WATCHED: usize = 1024;
@@ -81,14 +81,14 @@ impl Watched {
 }
 
 struct Watcher {
-    fd: std::os::fd::OwnedFd,
+    notifier: Notifier,
     state: Mutex<State>,
 }
 
 #[derive(Default)]
 struct State {
-    by_wd: HashMap<i32, Arc<Watched>>,
-    paths: HashMap<PathBuf, i32>,
+    by_wd: HashMap<WatchId, Arc<Watched>>,
+    paths: HashMap<PathBuf, WatchId>,
 }
 
 fn watcher() -> Option<&'static Watcher> {
@@ -98,122 +98,75 @@ fn watcher() -> Option<&'static Watcher> {
             if std::env::var_os("PI_SESSION_NATIVE_WATCH").is_some_and(|v| v == "0") {
                 return None;
             }
-            use rustix::fs::inotify::CreateFlags;
-            let fd =
-                rustix::fs::inotify::init(CreateFlags::CLOEXEC | CreateFlags::NONBLOCK).ok()?;
             Some(Watcher {
-                fd,
+                notifier: Notifier::new()?,
                 state: Mutex::new(State::default()),
             })
         })
         .as_ref()
 }
 
-/// Filesystems whose every change passes through this kernel (network and
-/// FUSE filesystems can change without an event).
-fn is_local(dir: &Path) -> bool {
-    const EXT4: i64 = 0xEF53;
-    const XFS: i64 = 0x5846_5342;
-    const BTRFS: i64 = 0x9123_683E;
-    const TMPFS: i64 = 0x0102_1994;
-    const F2FS: i64 = 0xF2F5_2010;
-    // `f_type`'s width differs between targets.
-    #[allow(clippy::unnecessary_cast)]
-    rustix::fs::statfs(dir)
-        .is_ok_and(|fs| [EXT4, XFS, BTRFS, TMPFS, F2FS].contains(&(fs.f_type as i64)))
-}
-
 impl Watcher {
-    /// Applies every event the kernel queued since the last call.
+    /// Applies every event the OS queued since the last call.
     fn drain(&self, state: &mut State) {
-        use rustix::fs::inotify::{ReadFlags, Reader};
-        let mut buf = [std::mem::MaybeUninit::uninit(); 16384];
-        let mut reader = Reader::new(&self.fd, &mut buf);
-        loop {
-            let event = match reader.next() {
-                Ok(event) => event,
-                Err(rustix::io::Errno::AGAIN) => return,
-                Err(rustix::io::Errno::INTR) => continue,
-                Err(_) => {
-                    // Events may be lost: nothing learned is trusted.
-                    state.by_wd.values().for_each(|w| w.forget_all());
-                    return;
+        self.notifier.drain(|event| match event {
+            FolderEvent::Lost => state.by_wd.values().for_each(|w| w.forget_all()),
+            FolderEvent::FolderGone { id, ended } => {
+                if let Some(watched) = state.by_wd.get(&id) {
+                    watched.forget_all();
                 }
-            };
-            let flags = event.events();
-            if flags.contains(ReadFlags::QUEUE_OVERFLOW) {
-                state.by_wd.values().for_each(|w| w.forget_all());
-                continue;
-            }
-            let wd = event.wd();
-            let Some(watched) = state.by_wd.get(&wd) else {
-                continue;
-            };
-            if flags.intersects(
-                ReadFlags::IGNORED
-                    | ReadFlags::DELETE_SELF
-                    | ReadFlags::MOVE_SELF
-                    | ReadFlags::UNMOUNT,
-            ) {
-                watched.forget_all();
-                if flags.contains(ReadFlags::IGNORED) {
-                    state.by_wd.remove(&wd);
-                    state.paths.retain(|_, w| *w != wd);
+                if ended {
+                    state.by_wd.remove(&id);
+                    state.paths.retain(|_, w| *w != id);
                 }
-                continue;
             }
-            let names_changed = flags.intersects(
-                ReadFlags::CREATE | ReadFlags::DELETE | ReadFlags::MOVED_FROM | ReadFlags::MOVED_TO,
-            );
-            watched.forget(event.file_name().map(|n| n.to_bytes()), names_changed);
-        }
+            FolderEvent::Changed {
+                id,
+                name,
+                names_changed,
+            } => {
+                if let Some(watched) = state.by_wd.get(&id) {
+                    watched.forget(name, names_changed);
+                }
+            }
+        });
     }
 
     /// The watch of `dir`, added now if it has none; `None` where it cannot
     /// be watched.
     fn folder(&self, dir: &Path) -> Option<Arc<Watched>> {
-        use rustix::fs::inotify::WatchFlags;
         let mut state = self.state.lock().ok()?;
         self.drain(&mut state);
-        let st = rustix::fs::stat(dir).ok()?;
+        let st = crate::os::stat(dir).ok()?;
         if let Some(wd) = state.paths.get(dir).copied() {
             match state.by_wd.get(&wd) {
-                Some(w) if w.dev == st.st_dev && w.ino == st.st_ino => return Some(w.clone()),
+                Some(w) if w.dev == st.dev && w.ino == st.ino => return Some(w.clone()),
                 // The path names another folder now.
                 _ => {
                     state.paths.remove(dir);
                 }
             }
         }
-        if state.by_wd.len() >= MAX_WATCHED || !is_local(dir) {
+        if state.by_wd.len() >= MAX_WATCHED || !Notifier::can_watch(dir) {
             return None;
         }
-        let mask = WatchFlags::MODIFY
-            | WatchFlags::ATTRIB
-            | WatchFlags::CREATE
-            | WatchFlags::DELETE
-            | WatchFlags::MOVED_FROM
-            | WatchFlags::MOVED_TO
-            | WatchFlags::DELETE_SELF
-            | WatchFlags::MOVE_SELF
-            | WatchFlags::ONLYDIR;
-        let wd = rustix::fs::inotify::add_watch(&self.fd, dir, mask).ok()?;
-        let is_stated = |dev: u64, ino: u64| dev == st.st_dev && ino == st.st_ino;
+        let wd = self.notifier.add(dir)?;
+        let is_stated = |dev: u64, ino: u64| dev == st.dev && ino == st.ino;
         // The folder watched must be the one stat'ed (and one watched
         // already under this descriptor, through another path, that one).
         let existing = state.by_wd.get(&wd).cloned();
-        let same = rustix::fs::stat(dir).is_ok_and(|after| is_stated(after.st_dev, after.st_ino))
+        let same = crate::os::stat(dir).is_ok_and(|after| is_stated(after.dev, after.ino))
             && existing.as_ref().is_none_or(|w| is_stated(w.dev, w.ino));
         if !same {
             if existing.is_none() {
-                let _ = rustix::fs::inotify::remove_watch(&self.fd, wd);
+                self.notifier.remove(wd);
             }
             return None;
         }
         let watched = existing.unwrap_or_else(|| {
             let w = Arc::new(Watched {
-                dev: st.st_dev,
-                ino: st.st_ino,
+                dev: st.dev,
+                ino: st.ino,
                 known: RwLock::new(Known::default()),
             });
             state.by_wd.insert(wd, w.clone());
@@ -392,8 +345,8 @@ mod tests {
 
     #[test]
     fn every_change_forgets_what_it_touched() {
-        if watcher().is_none() || !is_local(&std::env::temp_dir()) {
-            eprintln!("skipped: no inotify on the temporary folder's filesystem");
+        if watcher().is_none() || !Notifier::can_watch(&std::env::temp_dir()) {
+            eprintln!("skipped: no folder watch here ({} I/O), or not on the temporary folder's filesystem", crate::os::IMPLEMENTATION);
             return;
         }
         let dir = temp_dir();
@@ -447,7 +400,7 @@ mod tests {
         let stale = View::open(&dir);
         fs::write(dir.join("b.jsonl"), "{}\n{}\n{}\n").unwrap();
         let _ = View::open(&dir); // another listing applies the event
-        stale.note_stat("b.jsonl", rustix::fs::stat(dir.join("b.jsonl")).unwrap());
+        stale.note_stat("b.jsonl", crate::os::stat(&dir.join("b.jsonl")).unwrap());
         assert!(
             stale.known_stat("b.jsonl").is_some(),
             "answered again within its listing"
@@ -482,8 +435,8 @@ mod tests {
 
     #[test]
     fn a_memo_holds_until_an_event_and_only_for_files_the_watch_vouches_for() {
-        if watcher().is_none() || !is_local(&std::env::temp_dir()) {
-            eprintln!("skipped: no inotify on the temporary folder's filesystem");
+        if watcher().is_none() || !Notifier::can_watch(&std::env::temp_dir()) {
+            eprintln!("skipped: no folder watch here ({} I/O), or not on the temporary folder's filesystem", crate::os::IMPLEMENTATION);
             return;
         }
         let dir = temp_dir();
@@ -535,7 +488,7 @@ mod tests {
         // may come without an event here.
         let elsewhere = temp_dir();
         fs::write(elsewhere.join("target"), "{}\n").unwrap();
-        std::os::unix::fs::symlink(elsewhere.join("target"), dir.join("link.jsonl")).unwrap();
+        crate::os::symlink(&elsewhere.join("target"), &dir.join("link.jsonl")).unwrap();
         listing_with_memo(&dir, &[1, 2, 3]);
         assert_eq!(memo_tokens(&dir), None);
         fs::remove_file(dir.join("link.jsonl")).unwrap();
@@ -551,14 +504,14 @@ mod tests {
 
     #[test]
     fn symlinks_and_linked_files_are_always_stat_ed() {
-        if watcher().is_none() || !is_local(&std::env::temp_dir()) {
-            eprintln!("skipped: no inotify on the temporary folder's filesystem");
+        if watcher().is_none() || !Notifier::can_watch(&std::env::temp_dir()) {
+            eprintln!("skipped: no folder watch here ({} I/O), or not on the temporary folder's filesystem", crate::os::IMPLEMENTATION);
             return;
         }
         let dir = temp_dir();
         let elsewhere = temp_dir();
         fs::write(elsewhere.join("target"), "{}\n").unwrap();
-        std::os::unix::fs::symlink(elsewhere.join("target"), dir.join("link.jsonl")).unwrap();
+        crate::os::symlink(&elsewhere.join("target"), &dir.join("link.jsonl")).unwrap();
         fs::write(elsewhere.join("hard"), "{}\n").unwrap();
         fs::hard_link(elsewhere.join("hard"), dir.join("hard.jsonl")).unwrap();
         fs::write(dir.join("plain.jsonl"), "{}\n").unwrap();
