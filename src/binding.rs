@@ -915,6 +915,13 @@ static SUMMARY_CACHE: std::sync::LazyLock<scanner::SummaryCache> =
 static CACHE_DIR: std::sync::Mutex<Option<(std::path::PathBuf, bool)>> =
     std::sync::Mutex::new(None);
 
+/// Which implementation of the OS layer this build has: "linux" (inotify,
+/// openat, copy_file_range) or "portable" (std only, as macOS and Windows).
+#[napi]
+pub fn io_implementation() -> &'static str {
+    crate::os::IMPLEMENTATION
+}
+
 /// Sets (or with `null`, clears) the folder of the persistent listing cache.
 /// The JavaScript layer checks that it is not inside pi's session folders.
 #[napi(catch_unwind)]

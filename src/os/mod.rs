@@ -245,10 +245,7 @@ pub fn create_private_dir_all(dir: &Path) -> io::Result<()> {
         current = d.parent();
     }
     for d in missing.into_iter().rev() {
-        let mut builder = fs::DirBuilder::new();
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        match builder.create(d) {
+        match private_dir_builder().create(d) {
             Ok(()) => set_private(d, true)?,
             // Made by another process meanwhile: not ours to change.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
@@ -256,6 +253,19 @@ pub fn create_private_dir_all(dir: &Path) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+fn private_dir_builder() -> fs::DirBuilder {
+    #[cfg(unix)]
+    {
+        let mut builder = fs::DirBuilder::new();
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder
+    }
+    #[cfg(not(unix))]
+    {
+        fs::DirBuilder::new()
+    }
 }
 
 fn set_private(path: &Path, dir: bool) -> io::Result<()> {
