@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Side-by-side benchmark: the reference SessionManager (pi-coding-agent 1.6.0) and ours.
 //
-//   node benchmark/run.mjs                      full run (generates missing data first, ~1.5 GB)
+//   node benchmark/run.mjs                      full run (generates missing data first, ~4 GB)
 //   node benchmark/run.mjs --quick              small data, 3 samples per side (< 1 minute)
 //   node benchmark/run.mjs --only open-100,tree-100k
 //   node benchmark/run.mjs --list               workload names
