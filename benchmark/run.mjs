@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Side-by-side benchmark: the reference SessionManager (pi-coding-agent 1.6.0) and ours.
 //
-//   node benchmark/run.mjs                      full run (generates missing data first, ~1.5 GB)
+//   node benchmark/run.mjs                      full run (generates missing data first, ~4 GB)
 //   node benchmark/run.mjs --quick              small data, 3 samples per side (< 1 minute)
 //   node benchmark/run.mjs --only open-100,tree-100k
 //   node benchmark/run.mjs --list               workload names
@@ -19,13 +19,14 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
 import { BENCH_DIR, DATA_DIR, REFERENCE_MODULE, REPO_ROOT, listingPath, sessionPath } from "./lib/datasets.mjs";
 
 const WORKER = join(BENCH_DIR, "worker.mjs");
 const GENERATE = join(BENCH_DIR, "generate.mjs");
 
 // data: [full, quick]; params get `file` (and `tmp` for workloads that write) added
-const WORKLOADS = [
+export const WORKLOADS = [
   { name: "open-100", title: "open() {100}", op: "open", data: ["session-100mb", "quick-3mb"] },
   { name: "open-500", title: "open() {500}", op: "open", data: ["session-500mb", "quick-12mb"] },
   { name: "context-500", title: "open() + buildSessionContext() {500}, compacted + branched", op: "open-context", data: ["session-500mb", "quick-12mb"] },
@@ -203,6 +204,10 @@ function machine() {
   };
 }
 
+export function describeMachine(m) {
+  return `${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB RAM, ${m.platform}, Node ${m.node}`;
+}
+
 function rowFor(r) {
   const { w, ref, ours, verdict } = r;
   const cell = (s, side) => {
@@ -328,6 +333,7 @@ async function main() {
       ref: r.ref,
       oursStats: r.ours,
       ratio: r.ratio,
+      machine: m,
       problems: [...new Set(r.problems)],
       expected: r.expected,
       samples: { ref: r.refSamples.map((s) => s.ms ?? null), ours: r.oursSamples.map((s) => s.ms ?? null) },
@@ -336,12 +342,14 @@ async function main() {
   saved.machine = m;
   writeFileSync(store, `${JSON.stringify(saved, null, 2)}\n`);
   const order = WORKLOADS.map((w) => w.name).filter((n) => saved.rows[n]);
-  const commands = [...new Set(order.map((n) => `\`${saved.rows[n].command}\` (${saved.rows[n].when.slice(0, 16).replace("T", " ")} UTC; ours = \`${saved.rows[n].ours}\`, reference = \`${saved.rows[n].reference}\`)`))];
+  // each run with the machine it ran on: this one moves between hosts from day to day
+  const runLine = (r) =>
+    `\`${r.command}\` (${r.when.slice(0, 16).replace("T", " ")} UTC; ${r.machine ? describeMachine(r.machine) : "machine not recorded"}; ` +
+    `ours = \`${r.ours}\`, reference = \`${r.reference}\`)`;
+  const commands = [...new Set(order.map((n) => runLine(saved.rows[n])))];
   const problems = order.flatMap((n) => saved.rows[n].problems.map((p) => `- ${n}: ${p}`));
   const md = [
     `# Benchmark: pi-session-native vs the reference SessionManager`,
-    "",
-    `Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGb} GB RAM, ${m.platform}, Node ${m.node}.`,
     "",
     "Commands:",
     ...commands.map((c) => `- ${c}`),
@@ -374,7 +382,10 @@ function fail(msg) {
   process.exit(1);
 }
 
-main().catch((e) => {
-  console.error(e);
-  process.exit(1);
-});
+// readme-table.mjs imports the workload list; only a run from the command line benchmarks
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  main().catch((e) => {
+    console.error(e);
+    process.exit(1);
+  });
+}
