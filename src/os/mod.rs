@@ -498,4 +498,44 @@ mod tests {
         assert_eq!(&head[..n], b"hello\n");
         fs::remove_dir_all(&dir).unwrap();
     }
+
+    #[test]
+    fn no_module_outside_this_layer_names_an_os_call() {
+        let forbidden = [
+            "std::os::unix",
+            "std::os::windows",
+            "std::os::fd",
+            "rustix::",
+            "libc::",
+            "cfg(unix",
+            "cfg(windows",
+            "cfg(target_os",
+            "cfg(not(unix",
+        ];
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut stack = vec![src.clone()];
+        let mut checked = 0;
+        while let Some(dir) = stack.pop() {
+            for entry in fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path == src.join("os") {
+                    continue;
+                }
+                if path.is_dir() {
+                    stack.push(path);
+                } else if path.extension().is_some_and(|e| e == "rs") {
+                    let text = fs::read_to_string(&path).unwrap();
+                    for word in forbidden {
+                        assert!(
+                            !text.contains(word),
+                            "{} names `{word}`: it belongs in src/os",
+                            path.display()
+                        );
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 10, "only {checked} files checked");
+    }
 }
