@@ -36,8 +36,9 @@ function mainHelp() {
     'PI_CODING_AGENT_SESSION_DIR, settings.json; by default the current project.',
     '',
     'Options everywhere: --session-dir DIR, --no-cache, --help. Most commands take --json.',
-    'Listings are cached in ${XDG_CACHE_HOME:-~/.cache}/pi-session-native',
-    '(PI_SESSION_NATIVE_CACHE_DIR moves it; set empty, or --no-cache, for none).',
+    'Listings are cached in the user\'s cache folder (${XDG_CACHE_HOME:-~/.cache}/pi-session-native,',
+    '~/Library/Caches/pi-session-native, %LOCALAPPDATA%\\pi-session-native\\cache);',
+    'PI_SESSION_NATIVE_CACHE_DIR moves it; set empty, or --no-cache, for none.',
     'Run `pi-sessions <command> --help` for a command\'s options.',
   );
   return lines.join('\n');
