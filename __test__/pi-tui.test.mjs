@@ -18,6 +18,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
 import { encodeCwd, writeCorpus } from "./helpers/pi-corpus.mjs";
 import { formatCost, formatTokens } from "../extension/usage-view.mjs";
 import { closePicker, NODE22, PI_CLI, PiWindow, readPicker, REPO_ROOT, tmuxUnavailable } from "./helpers/pi-tmux.mjs";
@@ -83,6 +84,106 @@ function packageWithoutAddon() {
 	return dir;
 }
 
+/** `pi install <dir>` into the world's agent dir: the folder becomes an entry of its settings' packages. */
+function piInstall(w, dir) {
+	const install = spawnSync(NODE22, [PI_CLI, "install", dir], {
+		cwd: w.cwd,
+		env: { ...process.env, HOME: w.home, PI_CODING_AGENT_DIR: w.agentDir, PI_OFFLINE: "1" },
+		encoding: "utf8",
+		timeout: 120_000,
+	});
+	assert.equal(install.status, 0, `pi install failed:\n${install.stdout}\n${install.stderr}`);
+	const settings = JSON.parse(fs.readFileSync(path.join(w.agentDir, "settings.json"), "utf8"));
+	assert.equal(settings.packages?.length, 1, JSON.stringify(settings));
+}
+
+/** pi with the package at `dir` (given with -e, or installed): /resume shows pi's rows, listed by this package. */
+async function assertAnswered(label, dir, how) {
+	const w = world(label);
+	if (how === "install") piInstall(w, dir);
+	const win = await startPi(w, how === "-e" ? ["-e", dir] : []);
+	assert.deepEqual(await resumeRows(win), baseline);
+	assert.ok(fs.existsSync(path.join(w.cacheDir, CACHE_FILE)), "this package's listing answered pi's /resume");
+	assert.ok(!win.screen().includes("pi-session-native:"), win.screen());
+	win.stop();
+}
+
+const PACK_DIR = path.join(REPO_ROOT, "pack");
+const ADDON_FILES = ["pi-session-native.linux-x64-gnu.node", "binding.js", "binding.d.ts"];
+
+/** Why the tarballs or the built addon are missing, or false. */
+function packagesUnavailable() {
+	const { version } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
+	const missing = [`pack/pi-session-native-${version}.tgz`, `pack/pi-session-native-linux-x64-gnu-${version}.tgz`, ...ADDON_FILES].filter(
+		(f) => !fs.existsSync(path.join(REPO_ROOT, f)),
+	);
+	if (missing.length === 0) return false;
+	const why = `${missing.join(", ")} missing (npm run build, then node scripts/pack-all.mjs --no-build)`;
+	if (process.env.CI === "true") throw new Error(why);
+	return why;
+}
+
+const layouts = new Map();
+/** The package laid out as `layout` leaves it (made once): the folder to give pi. */
+function packageIn(layout) {
+	if (!layouts.has(layout)) layouts.set(layout, layout === "tarballs" ? installedFromTarballs() : checkoutWithDevDependencies());
+	return layouts.get(layout);
+}
+
+/** The tarballs of pack/ installed into a fresh project, offline: <project>/node_modules/pi-session-native. */
+function installedFromTarballs() {
+	const project = path.join(root, "tarballs");
+	fs.mkdirSync(project);
+	fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "tarball-check", version: "1.0.0", private: true }));
+	const { version } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
+	const tarballs = [`pi-session-native-${version}.tgz`, `pi-session-native-linux-x64-gnu-${version}.tgz`].map((f) => path.join(PACK_DIR, f));
+	const npm = spawnSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--no-package-lock", ...tarballs], {
+		cwd: project,
+		encoding: "utf8",
+		timeout: 120_000,
+	});
+	assert.equal(npm.status, 0, `npm install of the tarballs failed:\n${npm.stdout}\n${npm.stderr}`);
+	const dir = path.join(project, "node_modules", "pi-session-native");
+	for (const name of fs.readdirSync(path.join(REPO_ROOT, "extension"))) {
+		const packed = fs.readFileSync(path.join(dir, "extension", name), "utf8");
+		assert.equal(packed, fs.readFileSync(path.join(REPO_ROOT, "extension", name), "utf8"), `pack/ is older than extension/${name}: node scripts/pack-all.mjs --no-build`);
+	}
+	assert.ok(!fs.existsSync(path.join(project, "node_modules", "@earendil-works")), "npm left the optional peer (pi) out");
+	return dir;
+}
+
+/**
+ * A checkout after `npm install` and `npm run build`: this repository's files, the built addon,
+ * and a node_modules as npm leaves it, whose pi packages (the devDependency and its own
+ * packages) are copies of their own; the rest are links to this repository's node_modules,
+ * which npm would have filled with the same files (and a real `npm install` takes minutes).
+ */
+function checkoutWithDevDependencies() {
+	const dir = path.join(root, "checkout", "pi-session-native");
+	const { files } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
+	for (const name of ["package.json", ...files, ...ADDON_FILES]) {
+		const from = path.join(REPO_ROOT, name);
+		if (fs.existsSync(from)) fs.cpSync(from, path.join(dir, name), { recursive: true });
+	}
+	const modules = path.join(REPO_ROOT, "node_modules");
+	for (const name of fs.readdirSync(modules)) {
+		const to = path.join(dir, "node_modules", name);
+		if (name === "@earendil-works") fs.cpSync(path.join(modules, name), to, { recursive: true });
+		else {
+			fs.mkdirSync(path.dirname(to), { recursive: true });
+			fs.symlinkSync(path.join(modules, name), to);
+		}
+	}
+	// What the bug needs: the extension's import of pi finds the checkout's copy, not the pi that runs.
+	const resolve = spawnSync(NODE22, ["--input-type=module", "-e", 'console.log(import.meta.resolve("@earendil-works/pi-coding-agent"))'], {
+		cwd: path.join(dir, "extension"),
+		encoding: "utf8",
+	});
+	const found = fs.realpathSync(fileURLToPath(resolve.stdout.trim()));
+	assert.ok(found.startsWith(fs.realpathSync(dir) + path.sep), `${found}\n${resolve.stderr}`);
+	return dir;
+}
+
 let baseline;
 
 test("pi as published: /resume and All list the generated sessions", { skip }, async () => {
@@ -120,21 +221,26 @@ test("pi -e <package dir>: the same rows, answered by this package, before and a
 
 test("pi install <package dir>: the same rows, answered by this package", { skip }, async () => {
 	assert.ok(baseline, "needs the published run");
-	const w = world("installed");
-	const install = spawnSync(NODE22, [PI_CLI, "install", REPO_ROOT], {
-		cwd: w.cwd,
-		env: { ...process.env, HOME: w.home, PI_CODING_AGENT_DIR: w.agentDir, PI_OFFLINE: "1" },
-		encoding: "utf8",
-		timeout: 120_000,
-	});
-	assert.equal(install.status, 0, `pi install failed:\n${install.stdout}\n${install.stderr}`);
-	const settings = JSON.parse(fs.readFileSync(path.join(w.agentDir, "settings.json"), "utf8"));
-	assert.equal(settings.packages?.length, 1, JSON.stringify(settings));
-	const win = await startPi(w);
-	assert.deepEqual(await resumeRows(win), baseline);
-	assert.ok(fs.existsSync(path.join(w.cacheDir, CACHE_FILE)), "this package's listing ran");
-	win.stop();
+	await assertAnswered("installed", REPO_ROOT, "install");
 });
+
+// The ways pi loads a package, each with pi's own copy apart from anything the package holds
+// (above, pi runs from this repository's node_modules, the very copy the package would find):
+//   - npm's layout, from the tarballs: no copy of pi beside the package (pi install npm:...
+//     and pi install git:... with npm, which leave devDependencies and peers out, give this);
+//   - a checkout with its devDependencies installed: its own node_modules holds a copy of pi,
+//     which `import ... from "@earendil-works/pi-coding-agent"` in a .mjs file finds first;
+// each given with -e and installed as a local folder (pi install <dir>: a settings entry).
+// /resume must be answered by this package in every one.
+for (const layout of ["tarballs", "checkout"]) {
+	for (const how of ["-e", "install"]) {
+		const label = `${layout}, ${how === "-e" ? "pi -e <dir>" : "pi install <dir>"}`;
+		test(`${label}: the same rows, answered by this package`, { skip: skip || packagesUnavailable() }, async () => {
+			assert.ok(baseline, "needs the published run");
+			await assertAnswered(`${layout}-${how}`, packageIn(layout), how);
+		});
+	}
+}
 
 test("without its native addon: pi lists as published, and says so once", { skip }, async () => {
 	assert.ok(baseline, "needs the published run");
