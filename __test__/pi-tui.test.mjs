@@ -1,8 +1,9 @@
 // Real pi 1.6.0 (the devDependency's CLI on Node 22) under tmux, typed into with send-keys and
 // read with capture-pane: /resume and Tab to All show the same rows, page by page, in pi as
-// published, with this package as `pi -e <package dir>`, and installed with `pi install <dir>`;
-// a copy of the package without its .node leaves pi working, with one notice; /usage
-// renders, with usageReport's all-time total.
+// published, with this package as `pi -e <package dir>`, and installed with `pi install <dir>`,
+// from this repository, from the tarballs in npm's layout and from a checkout whose
+// devDependencies put a copy of pi of its own beside it; a copy of the package without its
+// .node leaves pi working, with one notice; /usage renders, with usageReport's all-time total.
 //
 // That the package answered is seen from outside: PI_SESSION_NATIVE_CACHE_DIR makes this
 // package's listing (and nothing of pi's) write its cache file there.
