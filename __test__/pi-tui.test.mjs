@@ -19,8 +19,8 @@ import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 import { createRequire } from "node:module";
-import { fileURLToPath } from "node:url";
 import { encodeCwd, writeCorpus } from "./helpers/pi-corpus.mjs";
+import { layoutsUnavailable, packageIn as layoutFolder } from "./helpers/pi-layouts.mjs";
 import { formatCost, formatTokens } from "../extension/usage-view.mjs";
 import { closePicker, NODE22, PI_CLI, PiWindow, readPicker, REPO_ROOT, tmuxUnavailable } from "./helpers/pi-tmux.mjs";
 
@@ -109,80 +109,18 @@ async function assertAnswered(label, dir, how) {
 	win.stop();
 }
 
-const PACK_DIR = path.join(REPO_ROOT, "pack");
-const ADDON_FILES = ["pi-session-native.linux-x64-gnu.node", "binding.js", "binding.d.ts"];
-
-/** Why the tarballs or the built addon are missing, or false. */
+/** Why the tarballs or the built addon are missing (an error where CI=true), or false. */
 function packagesUnavailable() {
-	const { version } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
-	const missing = [`pack/pi-session-native-${version}.tgz`, `pack/pi-session-native-linux-x64-gnu-${version}.tgz`, ...ADDON_FILES].filter(
-		(f) => !fs.existsSync(path.join(REPO_ROOT, f)),
-	);
-	if (missing.length === 0) return false;
-	const why = `${missing.join(", ")} missing (npm run build, then node scripts/pack-all.mjs --no-build)`;
-	if (process.env.CI === "true") throw new Error(why);
-	return why;
+	const why = layoutsUnavailable();
+	if (why && process.env.CI === "true") throw new Error(why);
+	return why ?? false;
 }
 
 const layouts = new Map();
 /** The package laid out as `layout` leaves it (made once): the folder to give pi. */
 function packageIn(layout) {
-	if (!layouts.has(layout)) layouts.set(layout, layout === "tarballs" ? installedFromTarballs() : checkoutWithDevDependencies());
+	if (!layouts.has(layout)) layouts.set(layout, layoutFolder(layout, root));
 	return layouts.get(layout);
-}
-
-/** The tarballs of pack/ installed into a fresh project, offline: <project>/node_modules/pi-session-native. */
-function installedFromTarballs() {
-	const project = path.join(root, "tarballs");
-	fs.mkdirSync(project);
-	fs.writeFileSync(path.join(project, "package.json"), JSON.stringify({ name: "tarball-check", version: "1.0.0", private: true }));
-	const { version } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
-	const tarballs = [`pi-session-native-${version}.tgz`, `pi-session-native-linux-x64-gnu-${version}.tgz`].map((f) => path.join(PACK_DIR, f));
-	const npm = spawnSync("npm", ["install", "--offline", "--no-audit", "--no-fund", "--no-package-lock", ...tarballs], {
-		cwd: project,
-		encoding: "utf8",
-		timeout: 120_000,
-	});
-	assert.equal(npm.status, 0, `npm install of the tarballs failed:\n${npm.stdout}\n${npm.stderr}`);
-	const dir = path.join(project, "node_modules", "pi-session-native");
-	for (const name of fs.readdirSync(path.join(REPO_ROOT, "extension"))) {
-		const packed = fs.readFileSync(path.join(dir, "extension", name), "utf8");
-		assert.equal(packed, fs.readFileSync(path.join(REPO_ROOT, "extension", name), "utf8"), `pack/ is older than extension/${name}: node scripts/pack-all.mjs --no-build`);
-	}
-	assert.ok(!fs.existsSync(path.join(project, "node_modules", "@earendil-works")), "npm left the optional peer (pi) out");
-	return dir;
-}
-
-/**
- * A checkout after `npm install` and `npm run build`: this repository's files, the built addon,
- * and a node_modules as npm leaves it, whose pi packages (the devDependency and its own
- * packages) are copies of their own; the rest are links to this repository's node_modules,
- * which npm would have filled with the same files (and a real `npm install` takes minutes).
- */
-function checkoutWithDevDependencies() {
-	const dir = path.join(root, "checkout", "pi-session-native");
-	const { files } = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8"));
-	for (const name of ["package.json", ...files, ...ADDON_FILES]) {
-		const from = path.join(REPO_ROOT, name);
-		if (fs.existsSync(from)) fs.cpSync(from, path.join(dir, name), { recursive: true });
-	}
-	const modules = path.join(REPO_ROOT, "node_modules");
-	for (const name of fs.readdirSync(modules)) {
-		const to = path.join(dir, "node_modules", name);
-		if (name === "@earendil-works") fs.cpSync(path.join(modules, name), to, { recursive: true });
-		else {
-			fs.mkdirSync(path.dirname(to), { recursive: true });
-			fs.symlinkSync(path.join(modules, name), to);
-		}
-	}
-	// What the bug needs: the extension's import of pi finds the checkout's copy, not the pi that runs.
-	const resolve = spawnSync(NODE22, ["--input-type=module", "-e", 'console.log(import.meta.resolve("@earendil-works/pi-coding-agent"))'], {
-		cwd: path.join(dir, "extension"),
-		encoding: "utf8",
-	});
-	const found = fs.realpathSync(fileURLToPath(resolve.stdout.trim()));
-	assert.ok(found.startsWith(fs.realpathSync(dir) + path.sep), `${found}\n${resolve.stderr}`);
-	return dir;
 }
 
 let baseline;
