@@ -278,6 +278,43 @@ test("installNativeListing on the reference's class: pi's statics answered here,
 	assert.deepEqual(Object.getOwnPropertyDescriptor(PiSessionManager, "listAll"), original.listAll);
 });
 
+test("the extension lists for the class of pi's own session manager; without one it says so, once", async () => {
+	const { default: piSessionNative } = await import("../extension/index.mjs");
+	const handlers = new Map();
+	piSessionNative({ on: (event, handler) => handlers.set(event, handler), registerCommand() {} });
+	const notices = [];
+	const start = (sessionManager) =>
+		handlers.get("session_start")({ type: "session_start", reason: "startup" }, { mode: "tui", hasUI: true, ui: { notify: (message) => notices.push(message) }, sessionManager });
+	const shutdown = () => handlers.get("session_shutdown")({ type: "session_shutdown" }, {});
+	const ours = (fn) => fn[Symbol.for("pi-session-native.listing")] === true;
+	const PiSessionManager = reference.SessionManager;
+	const original = { list: PiSessionManager.list, listAll: PiSessionManager.listAll };
+	delete globalThis[Symbol.for("pi-session-native.classNotFoundNoticeShown")];
+
+	// pi's session manager (an instance of the reference's class): that class is answered here.
+	start(PiSessionManager.inMemory("/tmp/project"));
+	assert.ok(ours(PiSessionManager.list) && ours(PiSessionManager.listAll));
+	shutdown();
+	assert.deepEqual({ list: PiSessionManager.list, listAll: PiSessionManager.listAll }, original, "session_shutdown puts pi's back");
+
+	// An instance of a subclass (an embedder's): the class that defines the statics, which pi calls.
+	class Embedded extends PiSessionManager {}
+	start(Object.create(Embedded.prototype));
+	assert.ok(ours(PiSessionManager.listAll));
+	assert.ok(!Object.hasOwn(Embedded, "listAll"), "nothing defined on the subclass");
+	shutdown();
+	assert.equal(PiSessionManager.listAll, original.listAll);
+	assert.deepEqual(notices, []);
+
+	// No class with list and listAll behind it: nothing patched, and one notice however often.
+	start({ getSessionDir: () => "/tmp" });
+	start(Object.create(null));
+	assert.deepEqual({ list: PiSessionManager.list, listAll: PiSessionManager.listAll }, original);
+	assert.equal(notices.length, 1, notices.join("\n"));
+	assert.match(notices[0], /pi's SessionManager class was not found .* so \/resume lists sessions with pi's own code/);
+	shutdown();
+});
+
 // --- /usage ----------------------------------------------------------------------------
 
 test("usage periods: today, the ISO week's Monday and the month's first day, in the given zone", () => {

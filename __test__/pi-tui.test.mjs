@@ -1,8 +1,9 @@
 // Real pi 1.6.0 (the devDependency's CLI on Node 22) under tmux, typed into with send-keys and
 // read with capture-pane: /resume and Tab to All show the same rows, page by page, in pi as
-// published, with this package as `pi -e <package dir>`, and installed with `pi install <dir>`;
-// a copy of the package without its .node leaves pi working, with one notice; /usage
-// renders, with usageReport's all-time total.
+// published, with this package as `pi -e <package dir>`, and installed with `pi install <dir>`,
+// from this repository, from the tarballs in npm's layout and from a checkout whose
+// devDependencies put a copy of pi of its own beside it; a copy of the package without its
+// .node leaves pi working, with one notice; /usage renders, with usageReport's all-time total.
 //
 // That the package answered is seen from outside: PI_SESSION_NATIVE_CACHE_DIR makes this
 // package's listing (and nothing of pi's) write its cache file there.
@@ -19,6 +20,7 @@ import path from "node:path";
 import { after, test } from "node:test";
 import { createRequire } from "node:module";
 import { encodeCwd, writeCorpus } from "./helpers/pi-corpus.mjs";
+import { layoutsUnavailable, packageIn as layoutFolder } from "./helpers/pi-layouts.mjs";
 import { formatCost, formatTokens } from "../extension/usage-view.mjs";
 import { closePicker, NODE22, PI_CLI, PiWindow, readPicker, REPO_ROOT, tmuxUnavailable } from "./helpers/pi-tmux.mjs";
 
@@ -83,6 +85,44 @@ function packageWithoutAddon() {
 	return dir;
 }
 
+/** `pi install <dir>` into the world's agent dir: the folder becomes an entry of its settings' packages. */
+function piInstall(w, dir) {
+	const install = spawnSync(NODE22, [PI_CLI, "install", dir], {
+		cwd: w.cwd,
+		env: { ...process.env, HOME: w.home, PI_CODING_AGENT_DIR: w.agentDir, PI_OFFLINE: "1" },
+		encoding: "utf8",
+		timeout: 120_000,
+	});
+	assert.equal(install.status, 0, `pi install failed:\n${install.stdout}\n${install.stderr}`);
+	const settings = JSON.parse(fs.readFileSync(path.join(w.agentDir, "settings.json"), "utf8"));
+	assert.equal(settings.packages?.length, 1, JSON.stringify(settings));
+}
+
+/** pi with the package at `dir` (given with -e, or installed): /resume shows pi's rows, listed by this package. */
+async function assertAnswered(label, dir, how) {
+	const w = world(label);
+	if (how === "install") piInstall(w, dir);
+	const win = await startPi(w, how === "-e" ? ["-e", dir] : []);
+	assert.deepEqual(await resumeRows(win), baseline);
+	assert.ok(fs.existsSync(path.join(w.cacheDir, CACHE_FILE)), "this package's listing answered pi's /resume");
+	assert.ok(!win.screen().includes("pi-session-native:"), win.screen());
+	win.stop();
+}
+
+/** Why the tarballs or the built addon are missing (an error where CI=true), or false. */
+function packagesUnavailable() {
+	const why = layoutsUnavailable();
+	if (why && process.env.CI === "true") throw new Error(why);
+	return why ?? false;
+}
+
+const layouts = new Map();
+/** The package laid out as `layout` leaves it (made once): the folder to give pi. */
+function packageIn(layout) {
+	if (!layouts.has(layout)) layouts.set(layout, layoutFolder(layout, root));
+	return layouts.get(layout);
+}
+
 let baseline;
 
 test("pi as published: /resume and All list the generated sessions", { skip }, async () => {
@@ -120,21 +160,26 @@ test("pi -e <package dir>: the same rows, answered by this package, before and a
 
 test("pi install <package dir>: the same rows, answered by this package", { skip }, async () => {
 	assert.ok(baseline, "needs the published run");
-	const w = world("installed");
-	const install = spawnSync(NODE22, [PI_CLI, "install", REPO_ROOT], {
-		cwd: w.cwd,
-		env: { ...process.env, HOME: w.home, PI_CODING_AGENT_DIR: w.agentDir, PI_OFFLINE: "1" },
-		encoding: "utf8",
-		timeout: 120_000,
-	});
-	assert.equal(install.status, 0, `pi install failed:\n${install.stdout}\n${install.stderr}`);
-	const settings = JSON.parse(fs.readFileSync(path.join(w.agentDir, "settings.json"), "utf8"));
-	assert.equal(settings.packages?.length, 1, JSON.stringify(settings));
-	const win = await startPi(w);
-	assert.deepEqual(await resumeRows(win), baseline);
-	assert.ok(fs.existsSync(path.join(w.cacheDir, CACHE_FILE)), "this package's listing ran");
-	win.stop();
+	await assertAnswered("installed", REPO_ROOT, "install");
 });
+
+// The ways pi loads a package, each with pi's own copy apart from anything the package holds
+// (above, pi runs from this repository's node_modules, the very copy the package would find):
+//   - npm's layout, from the tarballs: no copy of pi beside the package (pi install npm:...
+//     and pi install git:... with npm, which leave devDependencies and peers out, give this);
+//   - a checkout with its devDependencies installed: its own node_modules holds a copy of pi,
+//     which `import ... from "@earendil-works/pi-coding-agent"` in a .mjs file finds first;
+// each given with -e and installed as a local folder (pi install <dir>: a settings entry).
+// /resume must be answered by this package in every one.
+for (const layout of ["tarballs", "checkout"]) {
+	for (const how of ["-e", "install"]) {
+		const label = `${layout}, ${how === "-e" ? "pi -e <dir>" : "pi install <dir>"}`;
+		test(`${label}: the same rows, answered by this package`, { skip: skip || packagesUnavailable() }, async () => {
+			assert.ok(baseline, "needs the published run");
+			await assertAnswered(`${layout}-${how}`, packageIn(layout), how);
+		});
+	}
+}
 
 test("without its native addon: pi lists as published, and says so once", { skip }, async () => {
 	assert.ok(baseline, "needs the published run");

@@ -7,6 +7,11 @@
 //   node benchmark/pi-resume.mjs --samples 5 --data listing-5k
 //   node benchmark/pi-resume.mjs --quick                                    1,000 generated sessions
 //   options: --sides published,package,cached   --no-second-all   --published-second-all
+//   more sides: tarballs (the package from pack/'s tarballs in npm's layout) and checkout (a
+//   checkout with its devDependencies, a copy of pi of its own among them), each with -e
+//
+// "package" is this repository with -e, whose node_modules holds the very pi that runs;
+// "tarballs" and "checkout" are the package as users get it, apart from that pi.
 //
 // Each sample is a fresh pi process, the sides alternating. In one process: /resume (the
 // current folder), Tab (All, the first in the process), Escape, /resume again (current, then
@@ -25,6 +30,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { encodeCwd, writeCorpus } from "../__test__/helpers/pi-corpus.mjs";
+import { layoutsUnavailable, packageIn } from "../__test__/helpers/pi-layouts.mjs";
 import { closePicker, PiWindow, pickerState, REPO_ROOT, tmuxUnavailable } from "../__test__/helpers/pi-tmux.mjs";
 import { listingPath } from "./lib/datasets.mjs";
 
@@ -105,8 +111,22 @@ fs.mkdirSync(home);
 const cacheDir = path.join(root, "cache");
 fs.mkdirSync(cacheDir);
 
+const layouts = new Map();
+function layoutFolder(layout) {
+	if (!layouts.has(layout)) {
+		const why = layoutsUnavailable();
+		if (why) {
+			console.error(`cannot lay out the package: ${why}`);
+			process.exit(1);
+		}
+		layouts.set(layout, packageIn(layout, path.join(root, "layouts")));
+	}
+	return layouts.get(layout);
+}
+
 function sideOptions(side) {
 	if (side === "published") return { args: [], env: {} };
+	if (side === "tarballs" || side === "checkout") return { args: ["-e", layoutFolder(side)], env: {} };
 	if (side === "package") return { args: ["-e", REPO_ROOT], env: {} };
 	if (side === "cached") return { args: ["-e", REPO_ROOT], env: { PI_SESSION_NATIVE_CACHE_DIR: cacheDir } };
 	throw new Error(`unknown side ${side}`);

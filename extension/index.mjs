@@ -4,11 +4,16 @@
 // session_start to session_shutdown (which also comes before /reload).
 // /usage shows usage across sessions (usageReport) with pi's TUI components;
 // /doctor checks session files (checkSession) and says what is wrong.
+//
+// Nothing here imports @earendil-works/pi-coding-agent. pi maps that import to its own
+// copy only when its loader (jiti) transpiles a file; a .mjs file is imported natively
+// wherever the import resolves, and in a checkout with its devDependencies installed it
+// resolves to the package's own copy of pi, whose class pi never calls (nor should a
+// second pi be loaded at start). The class pi runs is the one of the session manager pi
+// hands every extension: ctx.sessionManager (documented in pi's docs/extensions.md).
 import { createRequire } from "node:module";
-import path from "node:path";
-import { getAgentDir, SessionManager } from "@earendil-works/pi-coding-agent";
 import { checkFiles, doctorFiles, doctorNotice } from "./doctor.mjs";
-import { installNativeListing } from "./listing.mjs";
+import { installNativeListing, piSessionManagerClass } from "./listing.mjs";
 import { usageData } from "./usage.mjs";
 import { UsageView } from "./usage-view.mjs";
 
@@ -16,9 +21,12 @@ import { UsageView } from "./usage-view.mjs";
 // program loads it (the addon included) and stays loaded across /reload, and
 // with it the listing cache that makes a second /resume fast.
 const requireNode = createRequire(import.meta.url);
+// pi's sessions folder, by pi's rules (PI_CODING_AGENT_DIR or ~/.pi/agent), as the listing reads it.
+const { getSessionsDir } = requireNode("../lib/paths.js");
 
 // Once per process, whatever the number of reloads and session switches.
 const NOTICE_SHOWN = Symbol.for("pi-session-native.loadFailureNoticeShown");
+const CLASS_NOTICE_SHOWN = Symbol.for("pi-session-native.classNotFoundNoticeShown");
 
 function loadPackage() {
   try {
@@ -58,7 +66,19 @@ export default function piSessionNative(pi) {
       }
       return;
     }
-    restore = installNativeListing(SessionManager, pkg.SessionManager);
+    const PiSessionManager = piSessionManagerClass(ctx.sessionManager);
+    if (!PiSessionManager) {
+      // Patching any other copy of the class would change nothing pi does: say so instead.
+      if (ctx.hasUI && !globalThis[CLASS_NOTICE_SHOWN]) {
+        globalThis[CLASS_NOTICE_SHOWN] = true;
+        ctx.ui.notify(
+          "pi-session-native: pi's SessionManager class was not found (ctx.sessionManager has no class with static list and listAll), so /resume lists sessions with pi's own code.",
+          "warning",
+        );
+      }
+      return;
+    }
+    restore = installNativeListing(PiSessionManager, pkg.SessionManager);
   });
 
   pi.registerCommand("usage", {
@@ -105,7 +125,7 @@ export default function piSessionNative(pi) {
       }
       const files = doctorFiles({
         sessionDir: ctx.sessionManager.getSessionDir(),
-        sessionsRoot: path.join(getAgentDir(), "sessions"),
+        sessionsRoot: getSessionsDir(),
         all: scope === "all",
       });
       if (files.length > 100) ctx.ui.notify(`Checking ${files.length} session files ...`, "info");

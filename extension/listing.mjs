@@ -154,6 +154,22 @@ export function nativeListing(nativeManager, options) {
 }
 
 /**
+ * The class whose statics list/listAll pi's /resume calls, from `sessionManager`, pi's own
+ * instance (an extension's ctx.sessionManager): its class, or the nearest base class that
+ * defines them; undefined if none defines both.
+ */
+export function piSessionManagerClass(sessionManager) {
+  let candidate = sessionManager == null ? undefined : Object.getPrototypeOf(sessionManager)?.constructor;
+  while (typeof candidate === "function" && candidate !== Function.prototype) {
+    if (Object.hasOwn(candidate, "list") || Object.hasOwn(candidate, "listAll")) {
+      return typeof candidate.list === "function" && typeof candidate.listAll === "function" ? candidate : undefined;
+    }
+    candidate = Object.getPrototypeOf(candidate);
+  }
+  return undefined;
+}
+
+/**
  * Makes `PiSessionManager.list`/`listAll` (the statics pi's /resume calls)
  * those of `nativeManager`. Returns `restore()`, which puts pi's own back
  * (once; later calls do nothing), or null if a copy of this extension has
