@@ -96,7 +96,7 @@ function judgeSessionFile(input, { sessionDir } = {}) {
   const identity = { dev: stats.dev, ino: stats.ino };
   if (header === true) return { ok: true, path: file, target, viaLink, damaged: false, identity };
   const named = SESSION_FILE_NAME.test(path.basename(target));
-  if (named && inSessionFolder(target, sessionDir)) return { ok: true, path: file, target, viaLink, damaged: true, identity };
+  if (named && inSessionFolder(realpathOrNull(target) ?? target, sessionDir)) return { ok: true, path: file, target, viaLink, damaged: true, identity };
   const why = stats.size === 0 ? 'it is empty' : 'it does not begin with a session header';
   const where = named ? ", and it is outside pi's session folders" : '';
   const isNot = viaLink ? `is a symlink to ${target}, which is not` : 'is not';
@@ -153,7 +153,8 @@ function judgeOutput(output, { protect = [], sessionDir } = {}) {
     if (dangling) return { action: 'refuse', path: file, reason: `is a symlink to ${fs.readlinkSync(file)}, which does not exist` };
     return { action: 'create', path: file };
   }
-  const target = fs.realpathSync(file);
+  // /dev/stdout on a pipe "resolves" to /proc/<pid>/fd/pipe:[...], no path: a stream opens the path given.
+  const target = realpathOrNull(file) ?? file;
   const what = target !== file ? `is a symlink to ${target}, which is` : 'is';
   for (const p of protect) {
     const real = realpathOrNull(p);
@@ -182,7 +183,7 @@ function writeOutput(decision, text) {
       fd = fs.openSync(decision.path, O_WRONLY | O_CREAT | O_EXCL, 0o666);
       break;
     case 'stream':
-      fd = fs.openSync(decision.target, O_WRONLY);
+      fd = fs.openSync(decision.path, O_WRONLY);
       break;
     case 'replace': {
       fd = fs.openSync(decision.target, O_WRONLY);
