@@ -235,12 +235,16 @@ for (const [command, argsFor, prefix, tail, env] of REMOVERS) {
 	});
 }
 
-test("doctor does not open a FIFO or a device (it would block or never end)", { skip: NO_FIFO }, () => {
+test("doctor and the reading commands do not open a FIFO or a device (it would block or never end)", { skip: NO_FIFO }, () => {
 	const w = guardWorld();
 	try {
 		const r = run(w, ["doctor", w.files.fifo]);
 		assert.equal(r.status, 1, r.stderr);
 		assert.match(r.stderr, /is a FIFO \(named pipe\), not a pi session file/);
+		for (const command of ["info", "show", "tree", "context", "stats", "export"]) {
+			assertOneLine(run(w, [command, w.files.fifo]), 1, new RegExp(`^pi-sessions: ${esc(w.files.fifo)} is a FIFO \\(named pipe\\), not a session file$`), `${command} on a FIFO`);
+			assertOneLine(run(w, [command, w.files.linkToDevNull]), 1, /is a character device, not a session file$/, `${command} on a symlink to /dev/null`);
+		}
 		const api = spawnSync(
 			process.execPath,
 			["-e", `try { require(${JSON.stringify(path.join(REPO_ROOT, "index.js"))}).checkSession(process.argv[1]) } catch (e) { console.log(e.code) }`, w.files.fifo],

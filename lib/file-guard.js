@@ -208,4 +208,4 @@ function writeOutput(decision, text) {
   }
 }
 
-module.exports = { NOT_A_SESSION, judgeSessionFile, refusal, assertUnchanged, judgeOutput, writeOutput };
+module.exports = { NOT_A_SESSION, kindOf, judgeSessionFile, refusal, assertUnchanged, judgeOutput, writeOutput };
