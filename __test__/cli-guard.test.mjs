@@ -561,3 +561,21 @@ test("export -o replaces another existing file only with --force; a new file is 
 		w.cleanup();
 	}
 });
+
+test("repairSession never replaces a file already named like its backup", () => {
+	const w = guardWorld();
+	const realNow = Date.now;
+	try {
+		const now = Date.parse("2026-03-04T05:06:07.089Z");
+		Date.now = () => now;
+		const taken = `${w.files.tornTail}.bak-2026-03-04T05-06-07-089Z`;
+		fs.writeFileSync(taken, "not a backup of ours\n");
+		const result = ours.repairSession(w.files.tornTail);
+		assert.equal(result.applied, true);
+		assert.equal(result.backup, `${w.files.tornTail}.bak-2026-03-04T05-06-07-090Z`);
+		assert.equal(fs.readFileSync(taken, "utf8"), "not a backup of ours\n");
+	} finally {
+		Date.now = realNow;
+		w.cleanup();
+	}
+});
