@@ -1047,7 +1047,11 @@ export interface SessionRepair {
   after?: SessionCheck;
 }
 
-/** Reads a session file and reports what is wrong with it, with line numbers. Never writes. */
+/**
+ * Reads a session file and reports what is wrong with it, with line numbers. Never writes.
+ * A FIFO, a device or a socket is not read (it could block or never end): it throws an
+ * Error with `code` `"ERR_NOT_A_SESSION_FILE"`.
+ */
 export declare function checkSession(path: string): SessionCheck;
 
 /**
@@ -1055,8 +1059,14 @@ export declare function checkSession(path: string): SessionCheck;
  * drops torn lines and NUL padding, rebuilds a lost header from the file name),
  * never dropping a line that parses as an entry. The original is kept beside the
  * file; a file that changes while being repaired is left alone with an error.
+ *
+ * Only a pi session file is repaired (dry run or not): a regular file (or a
+ * symlink to one) whose first entry is a session header, or a damaged
+ * `<timestamp>_<id>.jsonl` file in pi's session folders (the project folders
+ * of `<agent dir>/sessions`, or `sessionDir`). Anything else throws an Error
+ * with `code` `"ERR_NOT_A_SESSION_FILE"` and is left as it is.
  */
-export declare function repairSession(path: string, options?: { dryRun?: boolean }): SessionRepair;
+export declare function repairSession(path: string, options?: { dryRun?: boolean; sessionDir?: string }): SessionRepair;
 
 
 export type SessionSearchSort = "threaded" | "recent" | "relevance";

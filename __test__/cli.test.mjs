@@ -538,7 +538,7 @@ test("bad input: exit code and one line, no stack trace", () => {
 	fs.mkdirSync(dir, { recursive: true });
 	oneLineError(runCli(world, ["info", dir]), 1, /is a directory/);
 	oneLineError(runCli(world, ["doctor", dir]), 1, /EISDIR/);
-	oneLineError(runCli(world, ["repair", dir]), 1, /EISDIR/);
+	oneLineError(runCli(world, ["repair", dir]), 2, /adir\.jsonl is a folder, not a pi session file; not repaired$/);
 	const garbage = path.join(world.root, "garbage.jsonl");
 	fs.writeFileSync(garbage, "not a session\n");
 	oneLineError(runCli(world, ["show", garbage]), 1, /not a valid pi session/);

@@ -27,8 +27,8 @@ export function makeWorld(prefix = "pi-cli-") {
 	};
 }
 
-/** Runs pi-sessions in the world, stdin/stdout/stderr as pipes (not terminals). */
-export function runCli(world, args, { env = {}, cwd = world.project, input } = {}) {
+/** Runs pi-sessions in the world, stdin/stdout/stderr as pipes (not terminals); killed after `timeout` ms if given. */
+export function runCli(world, args, { env = {}, cwd = world.project, input, timeout } = {}) {
 	const base = { ...process.env };
 	for (const k of ["FORCE_COLOR", "NO_COLOR", "COLUMNS", "PI_SESSIONS_DEBUG", "PI_CODING_AGENT_SESSION_DIR", "PI_SESSION_NATIVE_CACHE_DIR"]) {
 		delete base[k];
@@ -47,6 +47,7 @@ export function runCli(world, args, { env = {}, cwd = world.project, input } = {
 		encoding: "utf8",
 		input: input ?? "",
 		maxBuffer: 256 << 20,
+		timeout,
 	});
 	return { status: result.status, stdout: result.stdout, stderr: result.stderr, error: result.error };
 }

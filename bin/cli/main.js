@@ -35,6 +35,9 @@ function mainHelp() {
     'Sessions are found as pi finds them: PI_CODING_AGENT_DIR, --session-dir DIR,',
     'PI_CODING_AGENT_SESSION_DIR, settings.json; by default the current project.',
     '',
+    'rm and repair act only on pi session files (anything else: exit 2, nothing changed);',
+    'export -o never replaces a pi session file, and another existing file only with --force.',
+    '',
     'Options everywhere: --session-dir DIR, --no-cache, --help. Most commands take --json.',
     'Listings are cached in the user\'s cache folder (${XDG_CACHE_HOME:-~/.cache}/pi-session-native,',
     '~/Library/Caches/pi-session-native, %LOCALAPPDATA%\\pi-session-native\\cache);',
@@ -112,7 +115,8 @@ async function main(argv) {
   try {
     code = await run(argv);
   } catch (error) {
-    code = error instanceof CliError ? error.exitCode : 1;
+    // A path refused as not a pi session (lib/file-guard.js) is a usage error: nothing was done.
+    code = error instanceof CliError ? error.exitCode : error?.code === 'ERR_NOT_A_SESSION_FILE' ? 2 : 1;
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`pi-sessions: ${oneLineMessage(message)}\n`);
     if (process.env.PI_SESSIONS_DEBUG === '1' && error instanceof Error && error.stack) {

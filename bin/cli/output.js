@@ -283,7 +283,19 @@ function intOption(values, name) {
   return n;
 }
 
+/** A yes/no question on the terminal (stderr), no by default. */
+function ask(question) {
+  return new Promise((resolve) => {
+    const rl = require('readline').createInterface({ input: process.stdin, output: process.stderr });
+    rl.question(`${question} [y/N] `, (answer) => {
+      rl.close();
+      resolve(/^y(es)?$/i.test(answer.trim()));
+    });
+  });
+}
+
 module.exports = {
+  ask,
   CliError,
   intOption,
   usageError,

@@ -7,6 +7,7 @@ const fs = require('fs');
 const path = require('path');
 const { SessionManager } = require('../../index.js');
 const paths = require('../../lib/paths.js');
+const { kindOf } = require('../../lib/file-guard.js');
 // Internal: list()/listAll() without allMessagesText, for what only shows the rest.
 const { withoutTexts } = require('../../lib/listing.js');
 const { CliError, progress } = require('./output.js');
@@ -93,12 +94,8 @@ async function resolveSession(arg, ctx) {
   throw new CliError(`No session found matching '${arg}'`);
 }
 
-/**
- * Opens a session the way pi does (`SessionManager.open`: a v1/v2 file is
- * migrated, a cut last line gets its newline). An empty file is refused
- * rather than given a header.
- */
-function openSession(file, ctx) {
+/** The stats of `file`, a regular file: a FIFO would block the read, a device may never end. */
+function regularFile(file) {
   let stats;
   try {
     stats = fs.statSync(file);
@@ -106,6 +103,17 @@ function openSession(file, ctx) {
     throw new CliError(error.message);
   }
   if (stats.isDirectory()) throw new CliError(`${file} is a directory, not a session file`);
+  if (!stats.isFile()) throw new CliError(`${file} is ${kindOf(stats)}, not a session file`);
+  return stats;
+}
+
+/**
+ * Opens a session the way pi does (`SessionManager.open`: a v1/v2 file is
+ * migrated, a cut last line gets its newline). An empty file is refused
+ * rather than given a header.
+ */
+function openSession(file, ctx) {
+  const stats = regularFile(file);
   if (stats.size === 0) throw new CliError(`${file} is empty`);
   fs.accessSync(file, fs.constants.R_OK);
   return SessionManager.open(file, ctx.sessionDir);
@@ -118,4 +126,4 @@ function sessionFiles(ctx, all) {
   return paths.sessionFilesIn(dirs);
 }
 
-module.exports = { context, resolveSession, openSession, sessionFiles, listCurrent, listEvery };
+module.exports = { context, resolveSession, regularFile, openSession, sessionFiles, listCurrent, listEvery };

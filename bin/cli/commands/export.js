@@ -1,5 +1,5 @@
 'use strict';
-const fs = require('fs');
+const guard = require('../../../lib/file-guard.js');
 const out = require('../output.js');
 const sessions = require('../sessions.js');
 const { describe, contentText, toolCallLine } = require('../render.js');
@@ -60,26 +60,47 @@ function branchFile(manager) {
   return `${lines.join('\n')}\n`;
 }
 
+/** Where -o may write: never over a pi session nor the session exported; another file only when the user says so. */
+async function outputDecision(output, source, values, ctx) {
+  const decision = guard.judgeOutput(output, { protect: [source], sessionDir: ctx.sessionDir });
+  if (decision.action === 'refuse') throw out.usageError(`export: ${decision.path} ${decision.reason}; nothing written`);
+  if (decision.action !== 'replace' || values.force) return decision;
+  if (!process.stdin.isTTY) {
+    throw out.usageError(`export: ${decision.path} exists (not a pi session file); add --force to replace it; nothing written`);
+  }
+  if (!(await out.ask(`Replace ${decision.path}?`))) throw new out.CliError('export: nothing written');
+  return decision;
+}
+
 module.exports = {
   usage: 'export <session> [--format md|jsonl] [-o FILE]',
   summary: 'the active branch as Markdown, or as a standalone session file',
+  details:
+    '-o never replaces a pi session file nor the session exported. Another existing file is\n' +
+    'replaced only with --force (on a terminal, export asks). A FIFO or a device such as\n' +
+    '/dev/stdout is written into, not replaced.',
   help: [
     ['--format md|jsonl', 'md (default): user and assistant text, tools folded; jsonl: a session file'],
     ['-o, --output FILE', 'write to FILE instead of stdout'],
+    ['--force', 'replace FILE if it exists and is not a pi session file'],
   ],
   positionals: { min: 1, max: 1, name: '<session>' },
-  options: { format: { type: 'string', short: 'f' }, output: { type: 'string', short: 'o' } },
+  options: { format: { type: 'string', short: 'f' }, output: { type: 'string', short: 'o' }, force: { type: 'boolean' } },
   async run(values, [arg]) {
     const format = values.format ?? 'md';
     if (format !== 'md' && format !== 'jsonl') throw out.usageError(`export: --format is md or jsonl, not '${format}'`);
+    if (values.force && values.output === undefined) throw out.usageError('export: --force is for -o FILE');
     const ctx = sessions.context(values);
-    const manager = sessions.openSession(await sessions.resolveSession(arg, ctx), ctx);
+    const source = await sessions.resolveSession(arg, ctx);
+    const manager = sessions.openSession(source, ctx);
     const text = format === 'md' ? markdown(manager) : branchFile(manager);
-    if (values.output) {
+    if (values.output !== undefined) {
+      const decision = await outputDecision(values.output, source, values, ctx);
       try {
-        fs.writeFileSync(values.output, text);
+        guard.writeOutput(decision, text);
       } catch (error) {
-        throw new out.CliError(error.message);
+        if (error.code === 'EEXIST') throw out.usageError(`export: ${decision.path} appeared meanwhile; nothing written`);
+        throw error.code === guard.NOT_A_SESSION ? error : new out.CliError(error.message);
       }
     } else {
       process.stdout.write(text);

@@ -7,6 +7,9 @@ const { findingLines } = require('./doctor.js');
 module.exports = {
   usage: 'repair <session> [--dry-run] [--json]',
   summary: 'print the plan, then apply only the safe repairs (the original is kept as .bak-<time>)',
+  details:
+    'Only a pi session file is repaired (its first entry is a session header, or it is a\n' +
+    "<timestamp>_<id>.jsonl file in pi's session folders); anything else is refused with exit 2.",
   help: [
     ['--dry-run', 'print the plan only'],
     ['--json', 'the plan and what was done (repairSession result)'],
@@ -17,7 +20,8 @@ module.exports = {
     const ctx = sessions.context(values);
     const file = await sessions.resolveSession(arg, ctx);
     const dryRun = Boolean(values['dry-run']);
-    const result = repairSession(file, { dryRun });
+    // Refuses what is not a pi session (exit 2), dry run or not.
+    const result = repairSession(file, { dryRun, sessionDir: ctx.sessionDir });
     if (values.json) {
       out.printJson(result);
       return 0;

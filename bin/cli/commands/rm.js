@@ -2,8 +2,8 @@
 const fs = require('fs');
 const os = require('os');
 const path = require('path');
-const readline = require('readline');
 const { spawnSync } = require('child_process');
+const guard = require('../../../lib/file-guard.js');
 const out = require('../output.js');
 const sessions = require('../sessions.js');
 
@@ -38,16 +38,22 @@ function moveToFreedesktopTrash(file) {
       fs.closeSync(fd);
     }
     const target = path.join(filesDir, name);
+    const info = path.join(infoDir, `${name}.trashinfo`);
     try {
-      fs.renameSync(file, target);
-    } catch (error) {
-      if (error.code !== 'EXDEV') {
-        fs.rmSync(path.join(infoDir, `${name}.trashinfo`), { force: true });
-        throw error;
+      // A link (or an exclusive copy across file systems), not a rename: a
+      // rename would replace a file already under that name in the trash.
+      try {
+        fs.linkSync(file, target);
+      } catch (error) {
+        if (error.code !== 'EXDEV' && error.code !== 'EPERM' && error.code !== 'ENOTSUP') throw error;
+        fs.copyFileSync(file, target, fs.constants.COPYFILE_EXCL);
       }
-      fs.copyFileSync(file, target);
-      fs.unlinkSync(file);
+    } catch (error) {
+      fs.rmSync(info, { force: true });
+      if (error.code === 'EEXIST') continue;
+      throw error;
     }
+    fs.unlinkSync(file);
     return target;
   }
 }
@@ -65,49 +71,66 @@ function trashFile(file) {
   throw new out.CliError(`trash failed for ${file}: ${hint} (--force deletes it for good)`);
 }
 
-function ask(question) {
-  return new Promise((resolve) => {
-    const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
-    rl.question(`${question} [y/N] `, (answer) => {
-      rl.close();
-      resolve(/^y(es)?$/i.test(answer.trim()));
-    });
-  });
+/** One line for the file that goes: a symlink's target, and which link pointed to it. */
+function named(verdict) {
+  return verdict.viaLink ? `${verdict.target} (the file the symlink ${verdict.path} points to; the link stays)` : verdict.target;
 }
 
 module.exports = {
   usage: 'rm <session>... [--force] [--yes]',
   summary: 'move sessions to the trash (as pi does), or delete them with --force',
+  details:
+    'Only pi session files are removed: a file whose first entry is a session header, or a\n' +
+    'damaged <timestamp>_<id>.jsonl file in pi\'s session folders. A symlink is judged by its\n' +
+    'target, and the target goes (the link stays). Anything else (another file, a folder,\n' +
+    'a FIFO, a device) is refused with exit 2, and then nothing given is removed.\n' +
+    'The trash is the `trash` command on PATH where there is one, else\n' +
+    '${XDG_DATA_HOME:-~/.local/share}/Trash.',
   help: [
-    ['--force', 'delete for good instead of moving to the trash'],
+    ['--force', 'delete for good instead of moving to the trash (still only sessions)'],
     ['-y, --yes', 'do not ask (needed when stdin is not a terminal)'],
   ],
   positionals: { min: 1, max: Infinity, name: '<session>' },
   options: { force: { type: 'boolean' }, yes: { type: 'boolean', short: 'y' } },
   async run(values, args) {
     const ctx = sessions.context(values);
-    const files = [];
+    const nothing = args.length > 1 ? `; none of the ${args.length} given is removed` : '; nothing removed';
+    // Every argument is judged before anything is removed.
+    const verdicts = [];
     for (const arg of args) {
-      const file = await sessions.resolveSession(arg, ctx);
-      if (fs.statSync(file).isDirectory()) throw new out.CliError(`${file} is a directory, not a session file`);
-      if (!files.includes(file)) files.push(file);
+      let file;
+      try {
+        file = await sessions.resolveSession(arg, ctx);
+      } catch (error) {
+        error.message = `rm: ${error.message}${nothing}`;
+        throw error;
+      }
+      verdicts.push(guard.judgeSessionFile(file, { sessionDir: ctx.sessionDir }));
     }
+    const refused = verdicts.filter((v) => !v.ok);
+    if (refused.length) {
+      const more = refused.length > 1 ? ` (and ${refused.length - 1} more refused)` : '';
+      throw out.usageError(`rm: ${refused[0].path} ${refused[0].reason}${more}${nothing}`);
+    }
+    const files = verdicts.filter((v, i) => verdicts.findIndex((w) => w.target === v.target) === i);
     if (!values.yes) {
       if (!process.stdin.isTTY) throw out.usageError('rm: not on a terminal, so nothing is asked: add --yes');
-      for (const f of files) process.stderr.write(`  ${f}\n`);
+      for (const v of files) process.stderr.write(`  ${named(v)}\n`);
       const what = values.force ? 'Delete for good' : 'Move to the trash';
-      if (!(await ask(`${what} ${files.length} session file${files.length > 1 ? 's' : ''}?`))) {
+      if (!(await out.ask(`${what} ${files.length} session file${files.length > 1 ? 's' : ''}?`))) {
         process.stderr.write('nothing removed\n');
         return 1;
       }
     }
-    for (const file of files) {
+    for (const v of files) {
+      // The file judged must still be the one there (not swapped meanwhile).
+      guard.assertUnchanged(v);
       if (values.force) {
-        fs.unlinkSync(file);
-        process.stdout.write(`deleted ${file}\n`);
+        fs.unlinkSync(v.target);
+        process.stdout.write(`deleted ${named(v)}\n`);
       } else {
-        const how = trashFile(file);
-        process.stdout.write(`moved to the ${how}: ${file}\n`);
+        const how = trashFile(v.target);
+        process.stdout.write(`moved to the ${how}: ${named(v)}\n`);
       }
     }
     return 0;

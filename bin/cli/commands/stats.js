@@ -106,6 +106,7 @@ module.exports = {
         throw out.usageError(`stats: --${reportOnly[0]} is for a report across sessions, not with a <session>`);
       }
       const file = await sessions.resolveSession(positionals[0], ctx);
+      sessions.regularFile(file);
       const { stats, text } = sessionStats(file);
       if (values.json) out.printJson(stats);
       else process.stdout.write(`${text}\n`);
