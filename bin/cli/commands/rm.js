@@ -58,12 +58,27 @@ function moveToFreedesktopTrash(file) {
   }
 }
 
-/** As pi's session picker: the `trash` command where there is one, else the trash folder. */
-function trashFile(file) {
+/**
+ * As pi's session picker: the `trash` command where there is one (macOS 15 has one; on
+ * Windows, a `trash` that moves to the Recycle Bin), else on Linux and other Unixes the
+ * freedesktop.org trash folder. macOS and Windows keep their bins elsewhere: there the
+ * user is told to install a `trash` command or use --force.
+ */
+function trashFile(file, platform = process.platform) {
   const args = file.startsWith('-') ? ['--', file] : [file];
-  const result = spawnSync('trash', args, { encoding: 'utf-8' });
+  // On Windows a `trash` from npm is a .cmd, which only cmd.exe runs; file names there
+  // cannot hold a double quote, so quoting the path is enough.
+  const result =
+    platform === 'win32'
+      ? spawnSync('cmd.exe', ['/d', '/s', '/c', `"trash "${file}""`], { encoding: 'utf-8', windowsVerbatimArguments: true })
+      : spawnSync('trash', args, { encoding: 'utf-8' });
   if (result.status === 0 || !fs.existsSync(file)) return 'trash';
-  if (result.error && result.error.code === 'ENOENT') {
+  const missing = (result.error && result.error.code === 'ENOENT') || (platform === 'win32' && result.status === 1 && /not recognized/i.test(result.stderr ?? ''));
+  if (missing && (platform === 'darwin' || platform === 'win32')) {
+    const bin = platform === 'darwin' ? 'the Trash' : 'the Recycle Bin';
+    throw new out.CliError(`no \`trash\` command to move ${file} to ${bin}: install one (npm install -g trash-cli) or delete it for good with --force`);
+  }
+  if (missing) {
     moveToFreedesktopTrash(file);
     return 'trash folder';
   }
@@ -136,3 +151,6 @@ module.exports = {
     return 0;
   },
 };
+
+// For tests: the trash step alone, on any platform's rules.
+module.exports.trashFile = trashFile;
