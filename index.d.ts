@@ -1113,4 +1113,60 @@ export declare class SessionSearch {
     close(): void;
 }
 
+/** What `grepSessions` searches (default `["text", "toolResult", "summary"]`). */
+export type SessionGrepField = "text" | "toolResult" | "summary" | "thinking" | "toolCall" | "custom";
+
+export interface SessionMatch {
+    /** The session file, and its header's id and cwd (as `SessionInfo` has them). */
+    path: string;
+    sessionId: string;
+    cwd: string;
+    /** The entry's `id` and `timestamp` as the line holds them (no `id` in version 1 sessions). */
+    entryId: string | undefined;
+    timestamp: string | undefined;
+    /** The message's role, or the entry's type (`"compaction"`, `"branch_summary"`, `"custom_message"`). */
+    role: string;
+    field: SessionGrepField;
+    /** The block's index in the message content (0 for string content, summaries and bash output). */
+    blockIndex: number;
+    /** The whole searched text of the block. */
+    text: string;
+    /** `[start, end]` of each non-empty match of `text.matchAll(regexp)`, in UTF-16 code units. */
+    ranges: [number, number][];
+}
+
+export interface GrepSessionsOptions {
+    /** `list(cwd, sessionDir)` with a `cwd`, else `listAll(sessionDir)`. */
+    cwd?: string;
+    sessionDir?: string;
+    /**
+     * `"text"`: user and assistant text; `"toolResult"`: text blocks of tool results;
+     * `"summary"`: compaction and branch summaries; `"thinking"`: thinking blocks;
+     * `"toolCall"`: `name + " " + JSON.stringify(arguments)`; `"custom"`: custom
+     * messages and bash execution output.
+     */
+    fields?: SessionGrepField[];
+    /** Default false: the pattern matches with the `i` flag. */
+    caseSensitive?: boolean;
+    /** On the entry's timestamp (entries without a valid one are left out when given). */
+    since?: Date | string | number;
+    until?: Date | string | number;
+    /** Stops after that many matches, reading no further. */
+    limit?: number;
+    /** Called with each match as it is found, before the promise settles. */
+    onMatch?: (match: SessionMatch) => void;
+    /** Files read of the files listed. */
+    onProgress?: (done: number, total: number) => void;
+    signal?: AbortSignal;
+}
+
+/**
+ * The message blocks that match `pattern`, exactly as JavaScript would find them: a literal
+ * is `new RegExp(escapeRegExp(pattern), "gi")`, `re:<body>` is `new RegExp(body, "gi")`
+ * (`"g"` with `caseSensitive`; an invalid one rejects with V8's SyntaxError). Sessions in
+ * listing order (newest first), entries in file order, blocks in content order. Nothing is
+ * written; unreadable files and lines that do not parse are skipped.
+ */
+export declare function grepSessions(pattern: string, options?: GrepSessionsOptions): Promise<SessionMatch[]>;
+
 export {};

@@ -8,6 +8,7 @@ const { getDefaultSessionDir } = require('./lib/paths.js');
 const { getSessionStats, getUsageCostBreakdown, usageReport } = require('./lib/stats.js');
 const { checkSession, repairSession } = require('./lib/doctor.js');
 const { SessionSearch, searchSessions } = require('./lib/search.js');
+const { grepSessions } = require('./lib/grep.js');
 
 module.exports = {
   CURRENT_SESSION_VERSION,
@@ -34,4 +35,5 @@ module.exports = {
   repairSession,
   SessionSearch,
   searchSessions,
+  grepSessions,
 };

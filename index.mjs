@@ -24,5 +24,6 @@ export const {
   repairSession,
   SessionSearch,
   searchSessions,
+  grepSessions,
 } = cjs;
 export default cjs;

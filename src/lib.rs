@@ -7,6 +7,7 @@ pub mod discovery;
 pub mod doctor;
 pub mod entry;
 pub mod file_pool;
+pub mod grep;
 pub mod index;
 pub mod json;
 pub mod jsstring;
@@ -26,3 +27,5 @@ pub mod watch;
 // Under `cargo test` napi does not register the exports, so they look unused.
 #[cfg_attr(test, allow(dead_code))]
 mod binding;
+#[cfg_attr(test, allow(dead_code))]
+mod binding_grep;

@@ -1,0 +1,201 @@
+'use strict';
+// grepSessions: the messages that match a pattern, over the sessions of
+// list() or listAll(), newest session first, entries in file order.
+//
+// Rust (src/grep.rs) reads the files on its own threads, walks each line once,
+// finds the blocks the fields name and keeps those that may match (a prefilter
+// with no false negatives); it hands over their raw JSON. The match itself is
+// JavaScript's own `text.matchAll(regexp)`, here in V8, so ranges, case
+// folding and every regex feature are exactly JavaScript's.
+const native = require('../binding.js');
+const listing = require('./listing.js');
+
+/** In the order of `grep::Field`. */
+const FIELDS = ['text', 'toolResult', 'summary', 'thinking', 'toolCall', 'custom'];
+const DEFAULT_FIELDS = ['text', 'toolResult', 'summary'];
+const TOOL_CALL = FIELDS.indexOf('toolCall');
+const REGEX_PREFIX = 're:';
+
+/** MDN's escapeRegExp: the pattern as a literal. */
+function escapeRegExp(text) {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The RegExp of a pattern (a SyntaxError, as V8 words it, for a bad `re:`). */
+function patternRegExp(pattern, caseSensitive) {
+  const flags = caseSensitive ? 'g' : 'gi';
+  if (pattern.startsWith(REGEX_PREFIX)) return new RegExp(pattern.slice(REGEX_PREFIX.length), flags);
+  return new RegExp(escapeRegExp(pattern), flags);
+}
+
+/** `[start, end]` of each non-empty match of `regexp` in `text`. */
+function matchRanges(text, regexp) {
+  const ranges = [];
+  for (const m of text.matchAll(regexp)) {
+    if (m[0].length > 0) ranges.push([m.index, m.index + m[0].length]);
+  }
+  return ranges;
+}
+
+/** The searched text of a tool call block. */
+function toolCallText(name, args) {
+  return `${name} ${JSON.stringify(args ?? {})}`;
+}
+
+function optionDate(name, value) {
+  if (value === undefined) return undefined;
+  const time = value instanceof Date ? value.getTime() : typeof value === 'string' || typeof value === 'number' ? new Date(value).getTime() : NaN;
+  if (Number.isNaN(time)) throw new TypeError(`options.${name} must be a date (a Date, a date string or a time in ms)`);
+  return time;
+}
+
+/** The options checked, or a TypeError naming the bad one. */
+function checkOptions(pattern, options) {
+  if (typeof pattern !== 'string') {
+    throw new TypeError(`The grep pattern must be a string (got ${pattern === null ? 'null' : typeof pattern})`);
+  }
+  if (pattern === '' || pattern === REGEX_PREFIX) throw new TypeError('The grep pattern must not be empty');
+  if (options === null || typeof options !== 'object') throw new TypeError('The grep options must be an object');
+  const { cwd, sessionDir, fields = DEFAULT_FIELDS, caseSensitive = false, limit, onMatch, onProgress, signal } = options;
+  if (cwd !== undefined && typeof cwd !== 'string') throw new TypeError('options.cwd must be a string');
+  if (sessionDir !== undefined && typeof sessionDir !== 'string') throw new TypeError('options.sessionDir must be a string');
+  if (!Array.isArray(fields) || fields.length === 0 || !fields.every((f) => FIELDS.includes(f))) {
+    throw new TypeError(`options.fields must be a non-empty array of ${FIELDS.map((f) => JSON.stringify(f)).join(', ')}`);
+  }
+  if (typeof caseSensitive !== 'boolean') throw new TypeError('options.caseSensitive must be a boolean');
+  if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new TypeError('options.limit must be a positive integer');
+  if (onMatch !== undefined && typeof onMatch !== 'function') throw new TypeError('options.onMatch must be a function');
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError('options.onProgress must be a function');
+  if (signal !== undefined && !(signal && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function')) {
+    throw new TypeError('options.signal must be an AbortSignal');
+  }
+  const since = optionDate('since', options.since);
+  const until = optionDate('until', options.until);
+  const fieldBits = fields.reduce((bits, f) => bits | (1 << FIELDS.indexOf(f)), 0);
+  return { cwd, sessionDir, fieldBits, caseSensitive, limit, onMatch, onProgress, signal, since, until };
+}
+
+/** Whether an entry's timestamp is within `since`/`until` (when given). */
+function inTime(timestamp, since, until) {
+  if (since === undefined && until === undefined) return true;
+  const time = typeof timestamp === 'string' || typeof timestamp === 'number' ? new Date(timestamp).getTime() : NaN;
+  return (since === undefined || time >= since) && (until === undefined || time <= until);
+}
+
+/**
+ * The matches of one file's candidates (see `JsGrepFile` in
+ * src/binding_grep.rs), passed to `add` in order; false once `add` says stop.
+ */
+function fileMatches(session, message, regexp, since, until, add) {
+  const { json, entries, candidates } = message;
+  const parse = (start, end) => (end === 0 ? undefined : JSON.parse(json.toString('utf8', start, end)));
+  const parsed = new Map();
+  const entryOf = (k) => {
+    let entry = parsed.get(k);
+    if (entry === undefined) {
+      const e = k * 7;
+      const timestamp = parse(entries[e + 3], entries[e + 4]);
+      entry = {
+        id: parse(entries[e + 1], entries[e + 2]),
+        timestamp,
+        role: parse(entries[e + 5], entries[e + 6]),
+        inTime: inTime(timestamp, since, until),
+      };
+      parsed.set(k, entry);
+    }
+    return entry;
+  };
+  for (let c = 0; c < candidates.length; c += 7) {
+    const entry = entryOf(candidates[c]);
+    if (!entry.inTime) continue;
+    const field = candidates[c + 1];
+    let text = parse(candidates[c + 3], candidates[c + 4]);
+    if (field === TOOL_CALL) text = toolCallText(text, parse(candidates[c + 5], candidates[c + 6]));
+    const ranges = matchRanges(text, regexp);
+    if (ranges.length === 0) continue;
+    const match = {
+      path: session.path,
+      sessionId: session.id,
+      cwd: session.cwd,
+      entryId: entry.id,
+      timestamp: entry.timestamp,
+      role: entry.role,
+      field: FIELDS[field],
+      blockIndex: candidates[c + 2],
+      text,
+      ranges,
+    };
+    if (!add(match)) return false;
+  }
+  return true;
+}
+
+/** `list(cwd, sessionDir)` with a cwd, else `listAll(sessionDir)` (no texts: grep reads the files). */
+function listSessions({ cwd, sessionDir, signal }) {
+  const from = listing.withoutTexts;
+  return cwd !== undefined ? from.list(cwd, sessionDir, undefined, signal) : from.listAll(sessionDir, undefined, signal);
+}
+
+/**
+ * The blocks of messages that match `pattern` (a literal, or `re:` and a
+ * JavaScript regular expression), one SessionMatch each, in listing order.
+ */
+async function grepSessions(pattern, options = {}) {
+  const opts = checkOptions(pattern, options);
+  const regexp = patternRegExp(pattern, opts.caseSensitive);
+  opts.signal?.throwIfAborted();
+  const sessions = await listSessions(opts);
+  opts.signal?.throwIfAborted();
+  const { since, until, limit, onMatch, onProgress, signal } = opts;
+  const isRegex = pattern.startsWith(REGEX_PREFIX);
+  const body = isRegex ? pattern.slice(REGEX_PREFIX.length) : pattern;
+  return new Promise((resolve, reject) => {
+    const matches = [];
+    let settled = false;
+    let scan;
+    const settle = (error) => {
+      if (settled) return;
+      settled = true;
+      scan?.cancel();
+      signal?.removeEventListener('abort', onAbort);
+      if (error !== undefined) reject(error);
+      else resolve(matches);
+    };
+    const onAbort = () => settle(signal.reason);
+    const add = (match) => {
+      matches.push(match);
+      onMatch?.(match);
+      if (settled) return false;
+      if (limit !== undefined && matches.length >= limit) {
+        settle();
+        return false;
+      }
+      return true;
+    };
+    const onFile = (message) => {
+      if (settled) return;
+      try {
+        if (message.file >= 0 && message.candidates.length > 0) {
+          fileMatches(sessions[message.file], message, regexp, since, until, add);
+        }
+        if (settled) return;
+        onProgress?.(message.done, sessions.length);
+        if (message.file === -1) settle();
+      } catch (error) {
+        settle(error);
+      }
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    scan = native.grepSessionFiles(
+      sessions.map((s) => s.path),
+      body,
+      isRegex,
+      opts.caseSensitive,
+      opts.fieldBits,
+      onFile,
+    );
+    if (settled) scan.cancel();
+  });
+}
+
+module.exports = { grepSessions, GREP_FIELDS: FIELDS, DEFAULT_GREP_FIELDS: DEFAULT_FIELDS, escapeRegExp };

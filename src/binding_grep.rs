@@ -1,0 +1,157 @@
+//! napi for `grepSessions` (see `grep`): reads files on threads of its own and
+//! hands JavaScript each file's candidate blocks, in the order of the paths.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+
+use crate::grep::{FieldSet, FileCandidates, FileGrep, Prefilter};
+
+/// One file's candidates (or only progress, or the end).
+#[napi(object)]
+pub struct JsGrepFile {
+    /// Index of the file in the paths; -1 once every file is done.
+    pub file: i32,
+    /// Files done so far.
+    pub done: u32,
+    /// Raw JSON texts the spans point into (byte offsets).
+    pub json: Buffer,
+    /// Per entry, 7 numbers: line, id start, id end, timestamp start, end,
+    /// role start, end (a missing value is 0, 0).
+    pub entries: Uint32Array,
+    /// Per candidate, 7 numbers: entry, field, block index, text start, end,
+    /// arguments start, end.
+    pub candidates: Uint32Array,
+}
+
+impl JsGrepFile {
+    fn of(file: i32, done: usize, found: FileCandidates) -> JsGrepFile {
+        let entries: Vec<u32> = found
+            .entries
+            .iter()
+            .flat_map(|e| {
+                [
+                    e.line,
+                    e.id.0,
+                    e.id.1,
+                    e.timestamp.0,
+                    e.timestamp.1,
+                    e.role.0,
+                    e.role.1,
+                ]
+            })
+            .collect();
+        let candidates: Vec<u32> = found
+            .candidates
+            .iter()
+            .flat_map(|c| {
+                [
+                    c.entry,
+                    c.field as u32,
+                    c.block_index,
+                    c.text.0,
+                    c.text.1,
+                    c.arguments.0,
+                    c.arguments.1,
+                ]
+            })
+            .collect();
+        JsGrepFile {
+            file,
+            done: done as u32,
+            json: found.json.into(),
+            entries: entries.into(),
+            candidates: candidates.into(),
+        }
+    }
+}
+
+type GrepCallback = ThreadsafeFunction<JsGrepFile, (), JsGrepFile, Status, false>;
+
+/// A running grep; `cancel()` stops it at the next file.
+#[napi]
+pub struct GrepScan {
+    cancel: Arc<AtomicBool>,
+}
+
+#[napi]
+impl GrepScan {
+    #[napi(catch_unwind)]
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How often, at most, a file without candidates reports progress.
+const PROGRESS_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// Starts reading `paths` for blocks of `fields` (bits of `grep::Field`) that
+/// may hold `pattern` (literal, or a regex body when `regex`); reports files
+/// with candidates in the order of `paths`, progress now and then, and the
+/// end (file -1). Unreadable files have no candidates.
+#[napi(catch_unwind)]
+pub fn grep_session_files(
+    paths: Vec<String>,
+    pattern: String,
+    regex: bool,
+    case_sensitive: bool,
+    fields: u32,
+    on_file: GrepCallback,
+) -> GrepScan {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let flag = cancel.clone();
+    std::thread::spawn(move || {
+        let send = |message: JsGrepFile| {
+            on_file.call(message, ThreadsafeFunctionCallMode::NonBlocking);
+        };
+        let filter = if regex {
+            Prefilter::regex(&pattern, !case_sensitive)
+        } else {
+            Prefilter::literal(&pattern, !case_sensitive)
+        };
+        let grep = FileGrep {
+            filter: &filter,
+            fields: FieldSet(fields),
+        };
+        // Files finish out of order; each is sent once those before it are.
+        struct InOrder {
+            next: usize,
+            ready: BTreeMap<usize, FileCandidates>,
+            last_sent: std::time::Instant,
+        }
+        let order = Mutex::new(InOrder {
+            next: 0,
+            ready: BTreeMap::new(),
+            last_sent: std::time::Instant::now(),
+        });
+        let stop = || flag.load(Ordering::Relaxed);
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            crate::parallel::for_each_index(paths.len(), crate::parallel::threads(), &flag, |i| {
+                let found = std::fs::read(&paths[i])
+                    .map(|bytes| grep.scan(&bytes, &stop))
+                    .unwrap_or_default();
+                let Ok(mut order) = order.lock() else { return };
+                order.ready.insert(i, found);
+                loop {
+                    let next = order.next;
+                    let Some(found) = order.ready.remove(&next) else {
+                        break;
+                    };
+                    order.next += 1;
+                    let due = order.last_sent.elapsed() >= PROGRESS_WAIT;
+                    if !found.candidates.is_empty() || due {
+                        order.last_sent = std::time::Instant::now();
+                        send(JsGrepFile::of(next as i32, next + 1, found));
+                    }
+                }
+            });
+        }));
+        let done = order.lock().map_or(0, |o| o.next);
+        send(JsGrepFile::of(-1, done, FileCandidates::default()));
+    });
+    GrepScan { cancel }
+}
