@@ -1,0 +1,156 @@
+// pi-sessions grep: the real bin as a child process. --json against grepSessions on the
+// same files (in the project and with --all), the human output (grouped by session, the
+// context around each match, colour only on a terminal, NO_COLOR), exit statuses as
+// grep's (0 found, 1 nothing, 2 bad usage), and the scan reporting a file's matches
+// while a later file is still being read.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import path from "node:path";
+import { after, test } from "node:test";
+import { fileNameFor, fixedSession, makeWorld, runCli, writeSession } from "./helpers/cli.mjs";
+import { REPO_ROOT } from "./helpers/reference.mjs";
+
+const require = createRequire(import.meta.url);
+const { grepSessions } = require(path.join(REPO_ROOT, "index.js"));
+const native = require(path.join(REPO_ROOT, "binding.js"));
+
+const world = makeWorld("pi-cli-grep-");
+after(() => world.cleanup());
+process.env.PI_CODING_AGENT_DIR = world.agentDir;
+
+const other = path.join(world.root, "elsewhere");
+fs.mkdirSync(other);
+const ids = ["0198f3a2-5b6c-7d8e-9f00-000000000001", "0198f3a2-5b6c-7d8e-9f00-000000000002", "0198f3a2-5b6c-7d8e-9f00-000000000003"];
+const starts = ["2026-01-02T03:04:05.000Z", "2026-01-03T03:04:05.000Z", "2026-01-04T03:04:05.000Z"];
+for (let i = 0; i < ids.length; i++) {
+	const cwd = i === 2 ? other : world.project;
+	writeSession(
+		path.join(world.sessionDirOf(cwd), fileNameFor(starts[i], ids[i])),
+		fixedSession({ id: ids[i], cwd, start: Date.parse(starts[i]), name: i === 1 ? "Listing files" : undefined }),
+	);
+}
+
+const jsonLines = (stdout) => stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+const roundTrip = (matches) => JSON.parse(JSON.stringify(matches));
+
+test("grep --json streams grepSessions' matches, one per line, in the project and with --all", async () => {
+	for (const [pattern, flags, options] of [
+		["files", [], {}],
+		["FILES", ["-s"], { caseSensitive: true }],
+		["re:t(?=xt)", [], {}],
+		["re:\\bls\\b", ["--in", "toolCall,text"], { fields: ["toolCall", "text"] }],
+		["files", ["--since", "2026-01-03"], { since: "2026-01-03" }],
+		["files", ["--limit", "2"], { limit: 2 }],
+	]) {
+		const here = runCli(world, ["grep", pattern, "--json", ...flags]);
+		const expected = await grepSessions(pattern, { cwd: world.project, ...options });
+		assert.equal(here.status, expected.length ? 0 : 1, here.stderr);
+		assert.deepEqual(jsonLines(here.stdout), roundTrip(expected), `${pattern} ${flags}`);
+		const all = runCli(world, ["grep", pattern, "--all", "--json", ...flags]);
+		const everywhere = await grepSessions(pattern, options);
+		assert.deepEqual(jsonLines(all.stdout), roundTrip(everywhere), `--all ${pattern} ${flags}`);
+	}
+	const all = jsonLines(runCli(world, ["grep", "files", "--all", "--json"]).stdout);
+	assert.deepEqual(new Set(all.map((m) => m.sessionId)), new Set(ids), "--all reads every project");
+	assert.equal(jsonLines(runCli(world, ["grep", "files", "--json"]).stdout).filter((m) => m.sessionId === ids[2]).length, 0);
+});
+
+test("grep groups matches by session under a header, with the context around each match", () => {
+	const r = runCli(world, ["grep", "files", "-C", "8"], { env: { COLUMNS: "200" } });
+	assert.equal(r.status, 0, r.stderr);
+	assert.doesNotMatch(r.stdout, /\x1b\[/, "no colour in a pipe");
+	const groups = r.stdout.trimEnd().split("\n\n");
+	assert.equal(groups.length, 2, r.stdout);
+	// Newest first: the named session, then the other one (its first message as title).
+	assert.match(groups[0].split("\n")[0], /^0198f3a2  \S.* ago  Listing files$/);
+	assert.match(groups[1].split("\n")[0], /^0198f3a2  \S.* ago  Hello, can you list the files\? In this folder\.$/);
+	for (const group of groups) {
+		const lines = group.split("\n").slice(1);
+		assert.deepEqual(
+			lines.map((l) => l.replace(/  \d{4}-\d\d-\d\d \d\d:\d\d  /, "  <time>  ")),
+			[
+				// Whitespace (the newline) shows as a space; cut text has an ellipsis.
+				"  u0000001  <time>  user  …ist the files? In thi…",
+				"  a0000002  <time>  assistant  …are two files: a.txt …",
+			],
+		);
+	}
+});
+
+test("grep paints matches on a terminal only; NO_COLOR turns it off", () => {
+	const forced = runCli(world, ["grep", "two files"], { env: { FORCE_COLOR: "1" } });
+	assert.match(forced.stdout, /\x1b\[31m\x1b\[1mtwo files\x1b\[22m\x1b\[39m/);
+	// On a real terminal (util-linux `script` gives the child a pty).
+	const script = spawnSync("script", ["--version"], { encoding: "utf8" });
+	if (script.error) {
+		assert.notEqual(process.env.CI, "true", "CI needs `script` (util-linux) for the pty check");
+		console.log("# skipped the pty check: no `script` command (util-linux)");
+		return;
+	}
+	const onPty = (env) => {
+		const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(path.join(REPO_ROOT, "bin", "pi-sessions"))} grep "two files"`;
+		const base = { ...process.env };
+		for (const k of ["FORCE_COLOR", "NO_COLOR"]) delete base[k];
+		return spawnSync("script", ["-qec", command, "/dev/null"], {
+			cwd: world.project,
+			env: { ...base, PI_CODING_AGENT_DIR: world.agentDir, XDG_CACHE_HOME: path.join(world.root, "cache"), ...env },
+			encoding: "utf8",
+		});
+	};
+	const coloured = onPty({});
+	assert.equal(coloured.status, 0, coloured.stdout);
+	assert.match(coloured.stdout, /\x1b\[31m\x1b\[1mtwo files/);
+	const plain = onPty({ NO_COLOR: "1" });
+	assert.equal(plain.status, 0, plain.stdout);
+	assert.match(plain.stdout, /two files/);
+	assert.doesNotMatch(plain.stdout, /\x1b\[3\dm/);
+});
+
+test("grep exits 0 when it finds, 1 when it does not, 2 on bad usage with one line on stderr", () => {
+	assert.equal(runCli(world, ["grep", "files"]).status, 0);
+	const none = runCli(world, ["grep", "nothing-matches-this"]);
+	assert.equal(none.status, 1);
+	assert.equal(none.stdout, "");
+	for (const [args, message] of [
+		[["grep"], /^pi-sessions: grep: missing <pattern>/],
+		[["grep", "re:("], /^pi-sessions: grep: Invalid regular expression: \/\(\/gi: Unterminated group$/],
+		[["grep", "x", "--in", "text,nope"], /^pi-sessions: grep: --in takes fields among .*not 'nope'$/],
+		[["grep", "x", "--since", "yesterday-ish"], /^pi-sessions: grep: --since takes a date/],
+		[["grep", "x", "-C", "x"], /^pi-sessions: --context takes a whole number/],
+		[["grep", "x", "--bogus"], /^pi-sessions: grep: Unknown option '--bogus'/],
+	]) {
+		const r = runCli(world, args);
+		assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+		assert.equal(r.stdout, "");
+		assert.match(r.stderr.trimEnd(), message);
+		assert.equal(r.stderr.trimEnd().split("\n").length, 1, r.stderr);
+	}
+});
+
+test("the scan reports a file's matches while a later file is still being read", { skip: process.platform === "win32" }, async () => {
+	const dir = fs.mkdtempSync(path.join(world.root, "fifo-"));
+	const first = writeSession(path.join(dir, "a.jsonl"), fixedSession({ id: ids[0], cwd: world.project }));
+	const fifo = path.join(dir, "b.jsonl");
+	spawnSync("mkfifo", [fifo]);
+	assert.ok(fs.statSync(fifo).isFIFO(), "mkfifo made a FIFO");
+	// Reading the FIFO blocks until a writer opens it: the first file's matches must come before.
+	const messages = [];
+	let scan;
+	const firstFile = new Promise((resolve) => {
+		scan = native.grepSessionFiles([first, fifo], "files", false, false, 1, (m) => {
+			messages.push(m.file);
+			if (m.file === 0) resolve();
+			if (m.file === -1) messages.ended = true;
+		});
+	});
+	await firstFile;
+	assert.deepEqual(messages, [0]);
+	assert.ok(!messages.ended);
+	// Now let the FIFO's reader finish (a writer that closes at once: an empty file).
+	fs.closeSync(fs.openSync(fifo, "w"));
+	while (!messages.ended) await new Promise((r) => setTimeout(r, 10));
+	assert.equal(messages.at(-1), -1);
+	scan.cancel();
+});
