@@ -4,6 +4,7 @@
 // session_start to session_shutdown (which also comes before /reload).
 // /usage shows usage across sessions (usageReport) with pi's TUI components;
 // /doctor checks session files (checkSession) and says what is wrong.
+// /grep finds the messages that match (grepSessions) and can resume their session.
 //
 // Nothing here imports @earendil-works/pi-coding-agent. pi maps that import to its own
 // copy only when its loader (jiti) transpiles a file; a .mjs file is imported natively
@@ -13,6 +14,7 @@
 // hands every extension: ctx.sessionManager (documented in pi's docs/extensions.md).
 import { createRequire } from "node:module";
 import { checkFiles, doctorFiles, doctorNotice } from "./doctor.mjs";
+import { parseGrepArgs, runGrep } from "./grep.mjs";
 import { installNativeListing, piSessionManagerClass } from "./listing.mjs";
 import { usageData } from "./usage.mjs";
 import { UsageView } from "./usage-view.mjs";
@@ -131,6 +133,25 @@ export default function piSessionNative(pi) {
       if (files.length > 100) ctx.ui.notify(`Checking ${files.length} session files ...`, "info");
       const { message, type } = doctorNotice(await checkFiles(pkg.checkSession, files));
       ctx.ui.notify(message, type);
+    },
+  });
+
+  pi.registerCommand("grep", {
+    description: "Find the messages that match: /grep <text> or /grep re:<regex>; /grep --all <...> for every project",
+    handler: async (args, ctx) => {
+      const pkg = packageFor("/grep", ctx);
+      if (!pkg) return;
+      const parsed = parseGrepArgs(args);
+      if (!parsed) {
+        ctx.ui.notify("Usage: /grep [--all] <text or re:regex>", "error");
+        return;
+      }
+      if (ctx.mode !== "tui") {
+        ctx.ui.notify("/grep needs pi's interactive mode", "error");
+        return;
+      }
+      const chosen = await runGrep(pkg, ctx, parsed);
+      if (chosen?.path) await ctx.switchSession(chosen.path);
     },
   });
 
