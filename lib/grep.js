@@ -4,7 +4,7 @@
 //
 // Rust (src/grep.rs) reads the files on its own threads, walks each line once,
 // finds the blocks the fields name and keeps those that may match (a prefilter
-// with no false negatives); it hands over their raw JSON. The match itself is
+// with no false negatives); it hands over their texts. The match itself is
 // JavaScript's own `text.matchAll(regexp)`, here in V8, so ranges, case
 // folding and every regex feature are exactly JavaScript's.
 const native = require('../binding.js');
@@ -89,6 +89,9 @@ function inTime(timestamp, since, until) {
 function fileMatches(session, message, regexp, since, until, add) {
   const { json, entries, candidates } = message;
   const parse = (start, end) => (end === 0 ? undefined : JSON.parse(json.toString('utf8', start, end)));
+  // Texts come decoded, as UTF-16 units ('utf16le' keeps lone surrogates).
+  const units = Buffer.from(message.texts.buffer, message.texts.byteOffset, message.texts.byteLength);
+  const textAt = (start, end) => units.toString('utf16le', 2 * start, 2 * end);
   const parsed = new Map();
   const entryOf = (k) => {
     let entry = parsed.get(k);
@@ -109,7 +112,7 @@ function fileMatches(session, message, regexp, since, until, add) {
     const entry = entryOf(candidates[c]);
     if (!entry.inTime) continue;
     const field = candidates[c + 1];
-    let text = parse(candidates[c + 3], candidates[c + 4]);
+    let text = textAt(candidates[c + 3], candidates[c + 4]);
     if (field === TOOL_CALL) text = toolCallText(text, parse(candidates[c + 5], candidates[c + 6]));
     const ranges = matchRanges(text, regexp);
     if (ranges.length === 0) continue;

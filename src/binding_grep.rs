@@ -18,13 +18,16 @@ pub struct JsGrepFile {
     pub file: i32,
     /// Files done so far.
     pub done: u32,
-    /// Raw JSON texts the spans point into (byte offsets).
+    /// Raw JSON texts of ids, timestamps, roles and tool call arguments (byte offsets).
     pub json: Buffer,
+    /// The candidates' texts in UTF-16 (unit offsets; every target is little-endian,
+    /// so JavaScript reads them as 'utf16le').
+    pub texts: Uint16Array,
     /// Per entry, 7 numbers: line, id start, id end, timestamp start, end,
     /// role start, end (a missing value is 0, 0).
     pub entries: Uint32Array,
-    /// Per candidate, 7 numbers: entry, field, block index, text start, end,
-    /// arguments start, end.
+    /// Per candidate, 7 numbers: entry, field, block index, text start, end
+    /// (in `texts`), arguments start, end (in `json`).
     pub candidates: Uint32Array,
 }
 
@@ -64,6 +67,7 @@ impl JsGrepFile {
             file,
             done: done as u32,
             json: found.json.into(),
+            texts: found.texts.into(),
             entries: entries.into(),
             candidates: candidates.into(),
         }
@@ -130,10 +134,16 @@ pub fn grep_session_files(
         });
         let stop = || flag.load(Ordering::Relaxed);
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            crate::parallel::for_each_index(paths.len(), crate::parallel::threads(), &flag, |i| {
-                let found = std::fs::read(&paths[i])
-                    .map(|bytes| grep.scan(&bytes, &stop))
-                    .unwrap_or_default();
+            // One buffer per thread, reused: a fresh allocation per file would
+            // fault in every page of it again.
+            let read_and_scan = |buffer: &mut Vec<u8>, i: usize| {
+                buffer.clear();
+                let read = std::fs::File::open(&paths[i])
+                    .and_then(|mut file| std::io::Read::read_to_end(&mut file, buffer));
+                let found = match read {
+                    Ok(_) => grep.scan(buffer, &stop),
+                    Err(_) => FileCandidates::default(),
+                };
                 let Ok(mut order) = order.lock() else { return };
                 order.ready.insert(i, found);
                 loop {
@@ -148,7 +158,16 @@ pub fn grep_session_files(
                         send(JsGrepFile::of(next as i32, next + 1, found));
                     }
                 }
-            });
+            };
+            let threads = crate::parallel::threads();
+            crate::parallel::for_each_index_with(
+                paths.len(),
+                threads,
+                &flag,
+                Vec::new,
+                read_and_scan,
+                drop,
+            );
         }));
         let done = order.lock().map_or(0, |o| o.next);
         send(JsGrepFile::of(-1, done, FileCandidates::default()));

@@ -4,9 +4,10 @@
 //! The match itself is JavaScript's (`text.matchAll(regexp)` with flags `gi`
 //! or `g`), so it runs in V8 and is exact by construction. This module owns
 //! everything before it: it walks each line's JSON once, finds the searched
-//! blocks by the field rules (see `Field`), and hands over only the raw JSON of
-//! those whose text may match, so that JavaScript parses a few small strings
-//! instead of every line.
+//! blocks by the field rules (see `Field`), and hands over only those whose
+//! text may match, decoded to UTF-16 as `JSON.parse` decodes them (ids,
+//! timestamps and roles as raw JSON, which JavaScript parses), so that V8
+//! sees a few strings instead of every line.
 //!
 //! "May match" is a prefilter with no false negatives: the ASCII runs every
 //! match must contain (`Prefilter`). Without the `u` flag, JavaScript's
@@ -56,87 +57,147 @@ fn is_run_byte(b: u8) -> bool {
     (0x20..0x7f).contains(&b) && !matches!(b, b'"' | b'\\' | b'/')
 }
 
-/// The ASCII runs every match of a pattern contains.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Prefilter {
+/// Finds one ASCII run in bytes, up to ASCII case when `fold`: without
+/// copying the text, by `memchr2` on both cases of the run's rarest byte,
+/// each hit checked in place.
+#[derive(Debug, Clone)]
+struct RunFinder {
     /// Lowercased when `fold`.
-    needles: Vec<Vec<u8>>,
+    run: Vec<u8>,
     fold: bool,
+    /// Index in `run` of the byte looked for.
+    rare: usize,
+    exact: memchr::memmem::Finder<'static>,
+}
+
+/// How common a byte is in session files (higher: more common), for picking
+/// the byte to look for: JSON punctuation, then English letters by frequency.
+fn commonness(b: u8) -> u32 {
+    const LETTERS: &[u8] = b"zqxjkvbpygfwmucldrhsnioate";
+    match b.to_ascii_lowercase() {
+        b'"' | b':' | b',' | b' ' => 100,
+        b'{' | b'}' | b'.' | b'_' | b'-' => 60,
+        c @ b'a'..=b'z' => 30 + LETTERS.iter().position(|&l| l == c).unwrap_or(0) as u32,
+        b'0'..=b'9' => 25,
+        _ => 10,
+    }
+}
+
+impl RunFinder {
+    fn new(run: Vec<u8>, fold: bool) -> RunFinder {
+        let fold = fold && run.iter().any(u8::is_ascii_alphabetic);
+        let rare = (0..run.len())
+            .min_by_key(|&i| commonness(run[i]))
+            .unwrap_or(0);
+        let exact = memchr::memmem::Finder::new(&run).into_owned();
+        RunFinder {
+            run,
+            fold,
+            rare,
+            exact,
+        }
+    }
+
+    /// Where the run starts in `hay`, at or after `from`.
+    fn find_from(&self, hay: &[u8], from: usize) -> Option<usize> {
+        if from > hay.len() {
+            return None;
+        }
+        if !self.fold {
+            return self.exact.find(&hay[from..]).map(|i| from + i);
+        }
+        let n = self.run.len();
+        let b = self.run[self.rare];
+        let (lo, up) = (b.to_ascii_lowercase(), b.to_ascii_uppercase());
+        let skip = from + self.rare;
+        if skip >= hay.len() {
+            return None;
+        }
+        memchr::memchr2_iter(lo, up, &hay[skip..])
+            .map(|i| skip + i - self.rare)
+            .find(|&start| {
+                start + n <= hay.len() && hay[start..start + n].eq_ignore_ascii_case(&self.run)
+            })
+    }
+
+    fn is_in(&self, hay: &[u8]) -> bool {
+        self.find_from(hay, 0).is_some()
+    }
+}
+
+/// The ASCII runs every match of a pattern contains.
+#[derive(Debug, Clone)]
+pub struct Prefilter {
+    /// Longest first.
+    finders: Vec<RunFinder>,
 }
 
 impl Prefilter {
     /// For a literal pattern (`escapeRegExp(pattern)`): its maximal runs.
     pub fn literal(pattern: &str, fold: bool) -> Prefilter {
-        let needles = pattern
+        let runs = pattern
             .as_bytes()
             .split(|&b| !is_run_byte(b))
             .filter(|run| !run.is_empty())
             .map(|run| run.to_vec())
             .collect();
-        Prefilter::new(needles, fold)
+        Prefilter::new(runs, fold)
     }
 
     /// For the body of a regular expression (no `u` flag): the literal runs of
     /// its top-level sequence, outside groups, classes and escapes, without a
     /// character a quantifier makes optional. A top-level alternative means no
-    /// run is required. Anything unclear ends a run: fewer needles is only
+    /// run is required. Anything unclear ends a run: fewer runs is only
     /// slower, never wrong.
     pub fn regex(body: &str, fold: bool) -> Prefilter {
         Prefilter::new(regex_runs(body.as_bytes()), fold)
     }
 
-    fn new(mut needles: Vec<Vec<u8>>, fold: bool) -> Prefilter {
+    fn new(mut runs: Vec<Vec<u8>>, fold: bool) -> Prefilter {
         if fold {
-            needles.iter_mut().for_each(|n| n.make_ascii_lowercase());
+            runs.iter_mut().for_each(|n| n.make_ascii_lowercase());
         }
         // Longest first: the likeliest to reject.
-        needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
-        needles.dedup();
-        Prefilter { needles, fold }
+        runs.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        runs.dedup();
+        Prefilter {
+            finders: runs.into_iter().map(|r| RunFinder::new(r, fold)).collect(),
+        }
+    }
+
+    #[cfg(test)]
+    fn runs(&self) -> Vec<Vec<u8>> {
+        self.finders.iter().map(|f| f.run.clone()).collect()
     }
 
     /// Nothing to look for: every block is a candidate.
     pub fn is_empty(&self) -> bool {
-        self.needles.is_empty()
+        self.finders.is_empty()
     }
 
-    /// Whether text whose raw bytes (JSON text or decoded WTF-8) are `raw` may
-    /// match; `scratch` holds its lowercase copy.
-    fn holds_all(&self, raw: &[u8], scratch: &mut Vec<u8>) -> bool {
-        let hay: &[u8] = if self.fold
-            && self
-                .needles
-                .iter()
-                .any(|n| n.iter().any(u8::is_ascii_alphabetic))
-        {
-            scratch.clear();
-            scratch.extend(raw.iter().map(u8::to_ascii_lowercase));
-            scratch
-        } else {
-            raw
-        };
-        self.needles
-            .iter()
-            .all(|n| memchr::memmem::find(hay, n).is_some())
+    /// Whether text whose raw bytes (JSON text or decoded WTF-8) are `raw`
+    /// holds every run.
+    fn holds_all(&self, raw: &[u8]) -> bool {
+        self.finders.iter().all(|f| f.is_in(raw))
     }
 
     /// Whether a JSON string body (between the quotes) may match.
-    fn admits_string(&self, body: &[u8], escaped: bool, scratch: &mut Vec<u8>) -> bool {
-        if self.needles.is_empty() {
+    fn admits_string(&self, body: &[u8], escaped: bool) -> bool {
+        if self.finders.is_empty() {
             return true;
         }
         if escaped && memchr::memmem::find(body, b"\\u").is_some() {
-            return self.holds_all(&json::unescape(body), scratch);
+            return self.holds_all(&json::unescape(body));
         }
-        self.holds_all(body, scratch)
+        self.holds_all(body)
     }
 
     /// Whether a whole line may hold a matching string: a quick look before
     /// walking it (false positives are fine, false negatives are not).
-    fn admits_line(&self, line: &[u8], scratch: &mut Vec<u8>) -> bool {
-        self.needles.is_empty()
+    fn admits_line(&self, line: &[u8]) -> bool {
+        self.finders.is_empty()
+            || self.holds_all(line)
             || memchr::memmem::find(line, b"\\u").is_some()
-            || self.holds_all(line, scratch)
     }
 }
 
@@ -319,7 +380,7 @@ pub struct Candidate {
     pub entry: u32,
     pub field: Field,
     pub block_index: u32,
-    /// A JSON string (or, for a tool call, its name).
+    /// In `texts`: the block's text (for a tool call, its name).
     pub text: Span,
     /// A tool call's arguments (missing: `{}`).
     pub arguments: Span,
@@ -339,13 +400,22 @@ pub struct EntrySpans {
 /// The candidates of one file, in file order and content order.
 #[derive(Debug, Default)]
 pub struct FileCandidates {
-    /// Raw JSON texts the spans point into.
+    /// Raw JSON texts the entries' spans and tool call arguments point into.
     pub json: Vec<u8>,
+    /// The candidates' texts, decoded (as `JSON.parse` decodes them) to UTF-16.
+    pub texts: Vec<u16>,
     pub entries: Vec<EntrySpans>,
     pub candidates: Vec<Candidate>,
 }
 
 impl FileCandidates {
+    /// A string's value (WTF-8) as UTF-16, lone surrogates and all.
+    fn push_text(&mut self, text: &[u8]) -> Span {
+        let start = self.texts.len() as u32;
+        self.texts.extend(crate::jsstring::wtf8_to_utf16(text));
+        (start, self.texts.len() as u32)
+    }
+
     fn push_json(&mut self, text: &[u8]) -> Span {
         if text.is_empty() {
             return (0, 0);
@@ -502,26 +572,69 @@ impl FileGrep<'_> {
     /// rejects skipped).
     pub fn scan(&self, bytes: &[u8], stop: &dyn Fn() -> bool) -> FileCandidates {
         let mut out = FileCandidates::default();
-        let mut scratch = Vec::new();
-        for (n, line) in bytes.split(|&b| b == b'\n').enumerate() {
-            if n % 1024 == 1023 && stop() {
+        let tool_calls = self.fields.has(Field::ToolCall);
+        let mut line_number = 0usize;
+        let mut counted_to = 0usize;
+        for (k, (start, end)) in self.candidate_lines(bytes).into_iter().enumerate() {
+            if k % 1024 == 1023 && stop() {
                 break;
             }
+            line_number += memchr::memchr_iter(b'\n', &bytes[counted_to..start]).count();
+            counted_to = start;
+            let line = &bytes[start..end];
             if line.len() < 2 {
                 continue;
             }
-            let tool_calls = self.fields.has(Field::ToolCall)
-                && memchr::memmem::find(line, b"toolCall").is_some();
-            if !tool_calls && !self.filter.admits_line(line, &mut scratch) {
+            let tool_call_line = tool_calls && memchr::memmem::find(line, b"toolCall").is_some();
+            if !tool_call_line && !self.filter.admits_line(line) {
                 continue;
             }
             let line = json::decode_lossy(line);
-            self.scan_line(n as u32, &line, &mut out, &mut scratch);
+            self.scan_line(line_number as u32, &line, &mut out);
         }
         out
     }
 
-    fn scan_line(&self, n: u32, s: &[u8], out: &mut FileCandidates, scratch: &mut Vec<u8>) {
+    /// The lines (byte ranges, without their `\n`) that may hold a candidate,
+    /// in order: found by searching the whole text for the longest run, for
+    /// `\u` escapes (which may hide one) and, when tool calls are searched, for
+    /// `toolCall` (their text is made, not written); every line when there is
+    /// no run.
+    fn candidate_lines(&self, bytes: &[u8]) -> Vec<(usize, usize)> {
+        let line_end =
+            |at: usize| memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i);
+        let mut lines = Vec::new();
+        let Some(first) = self.filter.finders.first() else {
+            let mut start = 0;
+            while start < bytes.len() {
+                let end = line_end(start);
+                lines.push((start, end));
+                start = end + 1;
+            }
+            return lines;
+        };
+        let mut lines_holding = |find: &dyn Fn(usize) -> Option<usize>| {
+            let mut from = 0;
+            while let Some(at) = find(from) {
+                let start = memchr::memrchr(b'\n', &bytes[..at]).map_or(0, |i| i + 1);
+                let end = line_end(at);
+                lines.push((start, end));
+                from = end + 1;
+            }
+        };
+        lines_holding(&|from| first.find_from(bytes, from));
+        let escapes = memchr::memmem::Finder::new(b"\\u");
+        lines_holding(&|from| escapes.find(bytes.get(from..)?).map(|i| from + i));
+        if self.fields.has(Field::ToolCall) {
+            let calls = memchr::memmem::Finder::new(b"toolCall");
+            lines_holding(&|from| calls.find(bytes.get(from..)?).map(|i| from + i));
+        }
+        lines.sort_unstable();
+        lines.dedup();
+        lines
+    }
+
+    fn scan_line(&self, n: u32, s: &[u8], out: &mut FileCandidates) {
         let mut cur = Cursor::new(s);
         let Ok([kind, id, timestamp, message, summary, content]) = read_members(
             &mut cur,
@@ -546,7 +659,7 @@ impl FileGrep<'_> {
         let mut role = kind;
         let mut admit = |field: Field, index: u32, text: Value, found: &mut Found| {
             if let Some((a, b, escaped)) = text.string {
-                if self.filter.admits_string(&s[a..b], escaped, scratch) {
+                if self.filter.admits_string(&s[a..b], escaped) {
                     found.push((field, index, text, Value::default()));
                 }
             }
@@ -642,7 +755,7 @@ impl FileGrep<'_> {
         };
         out.entries.push(spans);
         for (field, block_index, text, arguments) in found {
-            let text = out.push_json(text.raw(s));
+            let text = out.push_text(&text.text(s).unwrap_or_default());
             let arguments = out.push_json(arguments.raw(s));
             out.candidates.push(Candidate {
                 entry,
@@ -667,13 +780,8 @@ mod tests {
             .iter()
             .map(|c| {
                 let e = &out.entries[c.entry as usize];
-                let t = &out.json[c.text.0 as usize..c.text.1 as usize];
-                (
-                    e.line,
-                    c.field,
-                    c.block_index,
-                    String::from_utf8_lossy(t).into_owned(),
-                )
+                let t = &out.texts[c.text.0 as usize..c.text.1 as usize];
+                (e.line, c.field, c.block_index, String::from_utf16_lossy(t))
             })
             .collect()
     }
@@ -682,15 +790,56 @@ mod tests {
     fn literal_runs_split_on_what_json_may_escape() {
         let p = Prefilter::literal("Say \"hi\"/now", true);
         assert_eq!(
-            p.needles,
+            p.runs(),
             vec![b"say ".to_vec(), b"now".to_vec(), b"hi".to_vec()]
         );
         assert!(Prefilter::literal("日本", true).is_empty());
     }
 
     #[test]
+    fn run_finder_finds_what_a_lowercased_search_finds() {
+        let naive = |hay: &[u8], run: &[u8], fold: bool| {
+            let hay: Vec<u8> = if fold {
+                hay.to_ascii_lowercase()
+            } else {
+                hay.to_vec()
+            };
+            memchr::memmem::find(&hay, run)
+        };
+        let mut seed = 7u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let alphabet = b"aAbBzZ \"-_\xc3\x9f";
+        for _ in 0..3000 {
+            let hay: Vec<u8> = (0..next(40))
+                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                .collect();
+            let run: Vec<u8> = (0..1 + next(4))
+                .map(|_| alphabet[next(7) as usize])
+                .collect();
+            for fold in [false, true] {
+                let run = if fold {
+                    run.to_ascii_lowercase()
+                } else {
+                    run.clone()
+                };
+                let finder = RunFinder::new(run.clone(), fold);
+                assert_eq!(
+                    finder.find_from(&hay, 0),
+                    naive(&hay, &run, fold),
+                    "{hay:?} {run:?} {fold}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn regex_runs_are_only_what_every_match_holds() {
-        let runs = |body: &str| Prefilter::regex(body, false).needles;
+        let runs = |body: &str| Prefilter::regex(body, false).runs();
         assert_eq!(runs("foo|bar"), Vec::<Vec<u8>>::new());
         assert_eq!(runs("abc?d"), vec![b"ab".to_vec(), b"d".to_vec()]);
         assert_eq!(
@@ -744,14 +893,14 @@ mod tests {
         let filter = Prefilter::literal("me", true);
         let got = texts(&filter, ALL, file);
         let want = vec![
-            (1, Field::Text, 0, r#""find ME""#.to_string()),
-            (2, Field::Thinking, 0, r#""me""#.to_string()),
-            (2, Field::Text, 1, r#""me too""#.to_string()),
-            (2, Field::ToolCall, 2, r#""bash""#.to_string()),
-            (3, Field::Summary, 0, r#""summary me""#.to_string()),
-            (4, Field::ToolResult, 1, r#""m\u0045""#.to_string()),
-            (5, Field::Custom, 0, r#""me out""#.to_string()),
-            (6, Field::Custom, 0, r#""mE""#.to_string()),
+            (1, Field::Text, 0, "find ME".to_string()),
+            (2, Field::Thinking, 0, "me".to_string()),
+            (2, Field::Text, 1, "me too".to_string()),
+            (2, Field::ToolCall, 2, "bash".to_string()),
+            (3, Field::Summary, 0, "summary me".to_string()),
+            (4, Field::ToolResult, 1, "mE".to_string()),
+            (5, Field::Custom, 0, "me out".to_string()),
+            (6, Field::Custom, 0, "mE".to_string()),
         ];
         assert_eq!(got, want);
         let only_text = texts(&filter, FieldSet(1), file);
@@ -764,7 +913,7 @@ mod tests {
     fn the_last_duplicate_key_counts_as_in_json_parse() {
         let file = r#"{"type":"message","message":{"role":"user","content":"x"},"message":{"role":"user","content":"needle"}}"#;
         let got = texts(&Prefilter::literal("needle", true), ALL, file);
-        assert_eq!(got, vec![(0, Field::Text, 0, r#""needle""#.to_string())]);
+        assert_eq!(got, vec![(0, Field::Text, 0, "needle".to_string())]);
         let file = r#"{"type":"message","message":{"role":"user","content":"needle"},"message":{"role":"user","content":"x"}}"#;
         assert!(texts(&Prefilter::literal("needle", true), ALL, file).is_empty());
     }
