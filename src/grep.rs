@@ -14,7 +14,7 @@
 //! case-insensitive canonicalisation never maps a non-ASCII unit to an ASCII
 //! one or back, so an ASCII run matches only ASCII text, equal up to ASCII case.
 //! A run of characters that JSON never escapes appears in the raw bytes of the
-//! string unless one of them was written as `\uXXXX`: such strings are decoded
+//! string unless one of them was written as `\u00XX`: such strings are decoded
 //! before looking.
 
 use std::borrow::Cow;
@@ -125,6 +125,27 @@ impl RunFinder {
     }
 }
 
+/// Where, at or after `from`, `raw` JSON text has a `\u00XX` escape of a run
+/// byte: only such an escape can hide part of a run (any other escape decodes
+/// to a character no run holds, as the raw bytes around it do not either).
+/// JSON.stringify writes none, so real files rarely need decoding.
+fn run_byte_escape(raw: &[u8], from: usize) -> Option<usize> {
+    let hex = |b: u8| (b as char).to_digit(16);
+    let mut at = from;
+    while let Some(i) = memchr::memmem::find(raw.get(at..)?, b"\\u00") {
+        let start = at + i;
+        if let (Some(&h), Some(&l)) = (raw.get(start + 4), raw.get(start + 5)) {
+            if let (Some(h), Some(l)) = (hex(h), hex(l)) {
+                if is_run_byte((h * 16 + l) as u8) {
+                    return Some(start);
+                }
+            }
+        }
+        at = start + 1;
+    }
+    None
+}
+
 /// The ASCII runs every match of a pattern contains.
 #[derive(Debug, Clone)]
 pub struct Prefilter {
@@ -186,7 +207,7 @@ impl Prefilter {
         if self.finders.is_empty() {
             return true;
         }
-        if escaped && memchr::memmem::find(body, b"\\u").is_some() {
+        if escaped && run_byte_escape(body, 0).is_some() {
             return self.holds_all(&json::unescape(body));
         }
         self.holds_all(body)
@@ -195,9 +216,7 @@ impl Prefilter {
     /// Whether a whole line may hold a matching string: a quick look before
     /// walking it (false positives are fine, false negatives are not).
     fn admits_line(&self, line: &[u8]) -> bool {
-        self.finders.is_empty()
-            || self.holds_all(line)
-            || memchr::memmem::find(line, b"\\u").is_some()
+        self.finders.is_empty() || self.holds_all(line) || run_byte_escape(line, 0).is_some()
     }
 }
 
@@ -597,7 +616,7 @@ impl FileGrep<'_> {
 
     /// The lines (byte ranges, without their `\n`) that may hold a candidate,
     /// in order: found by searching the whole text for the longest run, for
-    /// `\u` escapes (which may hide one) and, when tool calls are searched, for
+    /// `\u` escapes that may hide one (`run_byte_escape`) and, when tool calls are searched, for
     /// `toolCall` (their text is made, not written); every line when there is
     /// no run.
     fn candidate_lines(&self, bytes: &[u8]) -> Vec<(usize, usize)> {
@@ -623,8 +642,7 @@ impl FileGrep<'_> {
             }
         };
         lines_holding(&|from| first.find_from(bytes, from));
-        let escapes = memchr::memmem::Finder::new(b"\\u");
-        lines_holding(&|from| escapes.find(bytes.get(from..)?).map(|i| from + i));
+        lines_holding(&|from| run_byte_escape(bytes, from));
         if self.fields.has(Field::ToolCall) {
             let calls = memchr::memmem::Finder::new(b"toolCall");
             lines_holding(&|from| calls.find(bytes.get(from..)?).map(|i| from + i));
@@ -835,6 +853,26 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn only_escapes_of_run_bytes_need_decoding() {
+        assert_eq!(run_byte_escape(br#"a\u0041b"#, 0), Some(1));
+        assert_eq!(
+            run_byte_escape(br#"\u001b[0m \u00e9 \u2028 \u0022 \u005C \u002f"#, 0),
+            None
+        );
+        assert_eq!(run_byte_escape(br#"\u001b \u007E"#, 0), Some(7));
+        assert_eq!(run_byte_escape(br#"\u0041"#, 1), None);
+        // A run written with an escape is still found, only by decoding.
+        let filter = Prefilter::literal("deploy", true);
+        let file = r#"{"type":"message","message":{"role":"user","content":"d\u0065ploy \u001b"}}"#;
+        assert_eq!(
+            texts(&filter, ALL, file),
+            vec![(0, Field::Text, 0, "deploy \u{1b}".to_string())]
+        );
+        let file = r#"{"type":"message","message":{"role":"user","content":"dep\u00e9loy"}}"#;
+        assert!(texts(&filter, ALL, file).is_empty());
     }
 
     #[test]
