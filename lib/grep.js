@@ -89,9 +89,10 @@ function inTime(timestamp, since, until) {
 function fileMatches(session, message, regexp, since, until, add) {
   const { json, entries, candidates } = message;
   const parse = (start, end) => (end === 0 ? undefined : JSON.parse(json.toString('utf8', start, end)));
-  // Texts come decoded, as UTF-16 units ('utf16le' keeps lone surrogates).
+  // Texts come decoded: ASCII ones as bytes (V8 keeps them one byte a character),
+  // others as UTF-16 units ('utf16le' keeps lone surrogates).
   const units = Buffer.from(message.texts.buffer, message.texts.byteOffset, message.texts.byteLength);
-  const textAt = (start, end) => units.toString('utf16le', 2 * start, 2 * end);
+  const textAt = (start, end, ascii) => (ascii ? json.toString('latin1', start, end) : units.toString('utf16le', 2 * start, 2 * end));
   const parsed = new Map();
   const entryOf = (k) => {
     let entry = parsed.get(k);
@@ -108,12 +109,12 @@ function fileMatches(session, message, regexp, since, until, add) {
     }
     return entry;
   };
-  for (let c = 0; c < candidates.length; c += 7) {
+  for (let c = 0; c < candidates.length; c += 8) {
     const entry = entryOf(candidates[c]);
     if (!entry.inTime) continue;
     const field = candidates[c + 1];
-    let text = textAt(candidates[c + 3], candidates[c + 4]);
-    if (field === TOOL_CALL) text = toolCallText(text, parse(candidates[c + 5], candidates[c + 6]));
+    let text = textAt(candidates[c + 3], candidates[c + 4], candidates[c + 5] === 1);
+    if (field === TOOL_CALL) text = toolCallText(text, parse(candidates[c + 6], candidates[c + 7]));
     const ranges = matchRanges(text, regexp);
     if (ranges.length === 0) continue;
     const match = {

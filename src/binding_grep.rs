@@ -18,7 +18,8 @@ pub struct JsGrepFile {
     pub file: i32,
     /// Files done so far.
     pub done: u32,
-    /// Raw JSON texts of ids, timestamps, roles and tool call arguments (byte offsets).
+    /// Raw JSON texts of ids, timestamps, roles and tool call arguments, and
+    /// ASCII texts (byte offsets).
     pub json: Buffer,
     /// The candidates' texts in UTF-16 (unit offsets; every target is little-endian,
     /// so JavaScript reads them as 'utf16le').
@@ -26,8 +27,9 @@ pub struct JsGrepFile {
     /// Per entry, 7 numbers: line, id start, id end, timestamp start, end,
     /// role start, end (a missing value is 0, 0).
     pub entries: Uint32Array,
-    /// Per candidate, 7 numbers: entry, field, block index, text start, end
-    /// (in `texts`), arguments start, end (in `json`).
+    /// Per candidate, 8 numbers: entry, field, block index, text start, end
+    /// (in `json` when the next is 1: ASCII; else in `texts`), 1 or 0,
+    /// arguments start, end (in `json`).
     pub candidates: Uint32Array,
 }
 
@@ -58,6 +60,7 @@ impl JsGrepFile {
                     c.block_index,
                     c.text.0,
                     c.text.1,
+                    u32::from(c.ascii),
                     c.arguments.0,
                     c.arguments.1,
                 ]

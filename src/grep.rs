@@ -399,8 +399,10 @@ pub struct Candidate {
     pub entry: u32,
     pub field: Field,
     pub block_index: u32,
-    /// In `texts`: the block's text (for a tool call, its name).
+    /// The block's text (for a tool call, its name): in `json` when
+    /// `ascii`, else in `texts`.
     pub text: Span,
+    pub ascii: bool,
     /// A tool call's arguments (missing: `{}`).
     pub arguments: Span,
 }
@@ -428,11 +430,18 @@ pub struct FileCandidates {
 }
 
 impl FileCandidates {
-    /// A string's value (WTF-8) as UTF-16, lone surrogates and all.
-    fn push_text(&mut self, text: &[u8]) -> Span {
+    /// A string's value (WTF-8): ASCII as it is, in `json` (JavaScript makes
+    /// a one-byte string of it, half the memory), anything else as UTF-16 in
+    /// `texts`, lone surrogates and all. Returns the span and whether ASCII.
+    fn push_text(&mut self, text: &[u8]) -> (Span, bool) {
+        if text.is_ascii() {
+            let start = self.json.len() as u32;
+            self.json.extend_from_slice(text);
+            return ((start, self.json.len() as u32), true);
+        }
         let start = self.texts.len() as u32;
         self.texts.extend(crate::jsstring::wtf8_to_utf16(text));
-        (start, self.texts.len() as u32)
+        ((start, self.texts.len() as u32), false)
     }
 
     fn push_json(&mut self, text: &[u8]) -> Span {
@@ -773,13 +782,14 @@ impl FileGrep<'_> {
         };
         out.entries.push(spans);
         for (field, block_index, text, arguments) in found {
-            let text = out.push_text(&text.text(s).unwrap_or_default());
+            let (text, ascii) = out.push_text(&text.text(s).unwrap_or_default());
             let arguments = out.push_json(arguments.raw(s));
             out.candidates.push(Candidate {
                 entry,
                 field,
                 block_index,
                 text,
+                ascii,
                 arguments,
             });
         }
@@ -798,8 +808,13 @@ mod tests {
             .iter()
             .map(|c| {
                 let e = &out.entries[c.entry as usize];
-                let t = &out.texts[c.text.0 as usize..c.text.1 as usize];
-                (e.line, c.field, c.block_index, String::from_utf16_lossy(t))
+                let (a, b) = (c.text.0 as usize, c.text.1 as usize);
+                let t = if c.ascii {
+                    String::from_utf8_lossy(&out.json[a..b]).into_owned()
+                } else {
+                    String::from_utf16_lossy(&out.texts[a..b])
+                };
+                (e.line, c.field, c.block_index, t)
             })
             .collect()
     }
