@@ -6,6 +6,8 @@ const sessions = require('../sessions.js');
 
 const DEFAULT_CONTEXT = 60;
 const TITLE_WIDTH = 72;
+/** Pieces of context a line shows; the rest are counted. */
+const MAX_PIECES = 3;
 /** Fields a role does not already say. */
 const SHOWN_FIELDS = ['thinking', 'toolCall'];
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -44,7 +46,7 @@ function unitBoundary(text, i) {
 
 /**
  * `context` characters around each range, ranges close together in one
- * piece, each match painted; pieces joined by an ellipsis.
+ * piece, each match painted; at most MAX_PIECES pieces, the rest counted.
  */
 function snippet(text, ranges, context, paint) {
   const pieces = [];
@@ -65,7 +67,8 @@ function snippet(text, ranges, context, paint) {
     pieces.push(`${start > 0 ? '…' : ''}${parts}${end < text.length ? '…' : ''}`);
     k = last;
   }
-  return pieces.join(' ');
+  const more = pieces.length > MAX_PIECES ? ` (+${pieces.length - MAX_PIECES} more)` : '';
+  return pieces.slice(0, MAX_PIECES).join(' ') + more;
 }
 
 function entryTime(timestamp) {
