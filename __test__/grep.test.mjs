@@ -292,6 +292,9 @@ test("abort rejects with the signal's reason; progress counts files", async () =
 		/stop during/,
 	);
 	assert.equal(calls, 1);
+	// What onMatch throws rejects the promise, and the scan stops.
+	const thrown = new Error("from onMatch");
+	await assert.rejects(grepSessions("re:[a-z]", { sessionDir: dir, onMatch: () => { throw thrown; } }), (e) => e === thrown);
 	const total = (await listed(dir)).length;
 	const progress = [];
 	await grepSessions("deploy", { sessionDir: dir, onProgress: (done, total) => progress.push([done, total]) });
