@@ -97,12 +97,12 @@ function fileMatches(session, message, regexp, since, until, add) {
   const entryOf = (k) => {
     let entry = parsed.get(k);
     if (entry === undefined) {
-      const e = k * 7;
-      const timestamp = parse(entries[e + 3], entries[e + 4]);
+      const e = k * 6;
+      const timestamp = parse(entries[e + 2], entries[e + 3]);
       entry = {
-        id: parse(entries[e + 1], entries[e + 2]),
+        id: parse(entries[e], entries[e + 1]),
         timestamp,
-        role: parse(entries[e + 5], entries[e + 6]),
+        role: parse(entries[e + 4], entries[e + 5]),
         inTime: inTime(timestamp, since, until),
       };
       parsed.set(k, entry);

@@ -24,8 +24,8 @@ pub struct JsGrepFile {
     /// The candidates' texts in UTF-16 (unit offsets; every target is little-endian,
     /// so JavaScript reads them as 'utf16le').
     pub texts: Uint16Array,
-    /// Per entry, 7 numbers: line, id start, id end, timestamp start, end,
-    /// role start, end (a missing value is 0, 0).
+    /// Per entry, 6 numbers: id start, end, timestamp start, end, role start,
+    /// end (a missing value is 0, 0).
     pub entries: Uint32Array,
     /// Per candidate, 8 numbers: entry, field, block index, text start, end
     /// (in `json` when the next is 1: ASCII; else in `texts`), 1 or 0,
@@ -40,7 +40,6 @@ impl JsGrepFile {
             .iter()
             .flat_map(|e| {
                 [
-                    e.line,
                     e.id.0,
                     e.id.1,
                     e.timestamp.0,

@@ -410,8 +410,8 @@ pub struct Candidate {
 /// What JavaScript needs of a candidate's entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EntrySpans {
-    /// Line number, from 0.
-    pub line: u32,
+    /// Where its line starts in the file.
+    pub offset: u64,
     pub id: Span,
     pub timestamp: Span,
     /// The message's role, or the entry's type.
@@ -440,7 +440,7 @@ impl FileCandidates {
             return ((start, self.json.len() as u32), true);
         }
         let start = self.texts.len() as u32;
-        self.texts.extend(crate::jsstring::wtf8_to_utf16(text));
+        push_utf16(&mut self.texts, text);
         ((start, self.texts.len() as u32), false)
     }
 
@@ -451,6 +451,29 @@ impl FileCandidates {
         let start = self.json.len() as u32;
         self.json.extend_from_slice(text);
         (start, self.json.len() as u32)
+    }
+}
+
+/// Appends WTF-8 text as UTF-16: valid UTF-8 (nearly every text) by runs,
+/// ASCII widened a run at a time; text with lone surrogates by `jsstring`.
+fn push_utf16(out: &mut Vec<u16>, text: &[u8]) {
+    let Ok(s) = std::str::from_utf8(text) else {
+        out.extend(crate::jsstring::wtf8_to_utf16(text));
+        return;
+    };
+    out.reserve(text.len());
+    let mut i = 0;
+    while i < text.len() {
+        let run = text[i..]
+            .iter()
+            .position(|&b| b >= 0x80)
+            .unwrap_or(text.len() - i);
+        out.extend(text[i..i + run].iter().map(|&b| u16::from(b)));
+        i += run;
+        if let Some(c) = s.get(i..).and_then(|rest| rest.chars().next()) {
+            out.extend_from_slice(c.encode_utf16(&mut [0u16; 2]));
+            i += c.len_utf8();
+        }
     }
 }
 
@@ -601,14 +624,10 @@ impl FileGrep<'_> {
     pub fn scan(&self, bytes: &[u8], stop: &dyn Fn() -> bool) -> FileCandidates {
         let mut out = FileCandidates::default();
         let tool_calls = self.fields.has(Field::ToolCall);
-        let mut line_number = 0usize;
-        let mut counted_to = 0usize;
         for (k, (start, end)) in self.candidate_lines(bytes).into_iter().enumerate() {
             if k % 1024 == 1023 && stop() {
                 break;
             }
-            line_number += memchr::memchr_iter(b'\n', &bytes[counted_to..start]).count();
-            counted_to = start;
             let line = &bytes[start..end];
             if line.len() < 2 {
                 continue;
@@ -617,8 +636,12 @@ impl FileGrep<'_> {
             if !tool_call_line && !self.filter.admits_line(line) {
                 continue;
             }
-            let line = json::decode_lossy(line);
-            self.scan_line(line_number as u32, &line, &mut out);
+            // Valid UTF-8 (nearly every line) is checked much faster than it is repaired.
+            let line = match std::str::from_utf8(line) {
+                Ok(_) => Cow::Borrowed(line),
+                Err(_) => json::decode_lossy(line),
+            };
+            self.scan_line(start as u64, &line, &mut out);
         }
         out
     }
@@ -661,7 +684,7 @@ impl FileGrep<'_> {
         lines
     }
 
-    fn scan_line(&self, n: u32, s: &[u8], out: &mut FileCandidates) {
+    fn scan_line(&self, offset: u64, s: &[u8], out: &mut FileCandidates) {
         let mut cur = Cursor::new(s);
         let Ok([kind, id, timestamp, message, summary, content]) = read_members(
             &mut cur,
@@ -775,7 +798,7 @@ impl FileGrep<'_> {
         }
         let entry = out.entries.len() as u32;
         let spans = EntrySpans {
-            line: n,
+            offset,
             id: out.push_json(id.raw(s)),
             timestamp: out.push_json(timestamp.raw(s)),
             role: out.push_json(role.raw(s)),
@@ -814,7 +837,11 @@ mod tests {
                 } else {
                     String::from_utf16_lossy(&out.texts[a..b])
                 };
-                (e.line, c.field, c.block_index, t)
+                let line = file.as_bytes()[..e.offset as usize]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count() as u32;
+                (line, c.field, c.block_index, t)
             })
             .collect()
     }
@@ -888,6 +915,25 @@ mod tests {
         );
         let file = r#"{"type":"message","message":{"role":"user","content":"dep\u00e9loy"}}"#;
         assert!(texts(&filter, ALL, file).is_empty());
+    }
+
+    #[test]
+    fn texts_become_the_utf16_javascript_has() {
+        for text in [
+            "",
+            "ascii only",
+            "naïve 😀 日本 ẞ",
+            "a\u{10FFFF}b",
+            "\u{7f}\u{80}\u{7ff}\u{800}\u{ffff}",
+        ] {
+            let mut out = Vec::new();
+            push_utf16(&mut out, text.as_bytes());
+            assert_eq!(out, text.encode_utf16().collect::<Vec<_>>());
+        }
+        // A lone surrogate (WTF-8 from a \ud800 escape) stays one unit.
+        let mut out = vec![1];
+        push_utf16(&mut out, &json::unescape(br"x\ud800y"));
+        assert_eq!(out, vec![1, 0x78, 0xd800, 0x79]);
     }
 
     #[test]
