@@ -5,7 +5,8 @@
 // core; different answers, it only sets the pace of reading), over a listing corpus, each
 // sample a fresh process, sides alternating, page cache warm, no listing cache. Times are
 // whole processes (start to exit: ours and the JS side include starting Node); the JS and
-// ours sides also report the time inside the process, and their peak RSS.
+// ours sides also report the time inside the process, and their peak RSS. A last column is
+// the CLI (`pi-sessions grep --all --json`) with its listing cache warm, as people run it.
 // Also: the CLI's first line (`pi-sessions grep --all --json`) on the same folder for a
 // word of the newest session's first message.
 //
@@ -14,7 +15,8 @@
 //   node benchmark/generate.mjs listing-10k --listing-scale 0.02 && node benchmark/grep.mjs --samples 3
 //                                                         a small stand-in, for a sanity ratio
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BENCH_DIR, DATA_DIR, REPO_ROOT } from "./lib/datasets.mjs";
 
@@ -41,6 +43,8 @@ const files = readdirSync(sessionsRoot, { withFileTypes: true })
 const bytes = files.reduce((sum, f) => sum + statSync(f).size, 0);
 
 const env = { ...process.env, PI_CODING_AGENT_DIR: corpus, PI_SESSION_NATIVE_CACHE_DIR: "" };
+// The CLI as people run it: its listing cache on (a folder of our own, primed by the warm-up run).
+const cliEnv = { ...process.env, PI_CODING_AGENT_DIR: corpus, PI_SESSION_NATIVE_CACHE_DIR: mkdtempSync(join(tmpdir(), "grep-bench-cache-")) };
 const oracleUrl = new URL("../__test__/helpers/grep-oracle.mjs", import.meta.url).href;
 // Each prints { ms, matches, rss } as one JSON line.
 const scripts = {
@@ -64,7 +68,8 @@ function timed(command, argv, options = {}) {
 	const t0 = performance.now();
 	const r = spawnSync(command, argv, { encoding: "utf8", maxBuffer: 1 << 30, ...options });
 	const ms = performance.now() - t0;
-	if (r.status !== 0 && !(command === "rg" && r.status === 1)) throw new Error(`${command} failed (${r.status}): ${r.stderr}`);
+	// rg and the CLI exit 1 when nothing matches, as grep does.
+	if (r.status !== 0 && !(r.status === 1 && (command === "rg" || argv.includes("grep")))) throw new Error(`${command} failed (${r.status}): ${r.stderr}`);
 	return { ms, stdout: r.stdout };
 }
 
@@ -80,6 +85,7 @@ function compare(pattern) {
 		ours: () => timed(process.execPath, ["-e", scripts.ours(pattern)], { env }),
 		js: () => timed(process.execPath, ["-e", scripts.js(pattern)], { env }),
 	};
+	sides.cli = () => timed(process.execPath, [join(REPO_ROOT, "bin", "pi-sessions"), "grep", "--all", "--json", pattern], { env: cliEnv });
 	if (hasRg && !pattern.startsWith("re:")) sides.rg = () => timed("rg", ["--fixed-strings", "--ignore-case", "--count", "--no-config", pattern, sessionsRoot]);
 	const names = Object.keys(sides);
 	const runs = Object.fromEntries(names.map((n) => [n, []]));
@@ -90,7 +96,8 @@ function compare(pattern) {
 	}
 	const inner = (n) => runs[n].map((r) => JSON.parse(r.stdout));
 	const [ours, js] = [inner("ours"), inner("js")];
-	if (ours[0].matches !== js[0].matches || ours[0].ranges !== js[0].ranges) {
+	const cliMatches = runs.cli[0].stdout.split("\n").filter(Boolean).length;
+	if (ours[0].matches !== js[0].matches || ours[0].ranges !== js[0].ranges || cliMatches !== ours[0].matches) {
 		throw new Error(`ours and the JS implementation disagree on ${pattern}: ${JSON.stringify(ours[0])} vs ${JSON.stringify(js[0])}`);
 	}
 	const ratio = (a, b) => median(runs[a].map((r, i) => r.ms / runs[b][i].ms));
@@ -104,6 +111,8 @@ function compare(pattern) {
 		jsInner: median(js.map((r) => r.ms)),
 		jsRss: median(js.map((r) => r.rss)) / 1024,
 		vsJs: ratio("ours", "js"),
+		cli: median(runs.cli.map((r) => r.ms)),
+		cliVsRg: runs.rg ? ratio("cli", "rg") : undefined,
 		rg: runs.rg ? median(runs.rg.map((r) => r.ms)) : undefined,
 		rgLines: runs.rg ? runs.rg[0].stdout.split("\n").filter(Boolean).reduce((a, l) => a + Number(l.split(":").pop()), 0) : undefined,
 		vsRg: runs.rg ? ratio("ours", "rg") : undefined,
@@ -140,11 +149,11 @@ const lines = [
 	"",
 	`\`node benchmark/grep.mjs --corpus ${corpusName} --samples ${samples}\`, ${new Date().toISOString().slice(0, 16)}Z, ${(await import("node:os")).cpus().length} cores. Medians of whole processes; in brackets the time inside the process and the peak RSS.`,
 	"",
-	"| pattern | matching blocks | ours | JavaScript (read, JSON.parse, matchAll) | ours / JS | rg -F -i --count | ours / rg |",
-	"|---|---|---|---|---|---|---|",
+	"| pattern | matching blocks | ours | JavaScript (read, JSON.parse, matchAll) | ours / JS | rg -F -i --count | ours / rg | CLI --json, listing cache warm | CLI / rg |",
+	"|---|---|---|---|---|---|---|---|---|",
 	...rows.map(
 		(r) =>
-			`| \`${r.pattern}\` | ${r.matches.toLocaleString("en-US")} | ${fmt(r.ours)} (${fmt(r.oursInner)}, ${r.oursRss.toFixed(0)} MB) | ${fmt(r.js)} (${fmt(r.jsInner)}, ${r.jsRss.toFixed(0)} MB) | ${r.vsJs.toFixed(3)} | ${r.rg === undefined ? "-" : `${fmt(r.rg)} (${r.rgLines.toLocaleString("en-US")} lines)`} | ${r.vsRg === undefined ? "-" : r.vsRg.toFixed(2)} |`,
+			`| \`${r.pattern}\` | ${r.matches.toLocaleString("en-US")} | ${fmt(r.ours)} (${fmt(r.oursInner)}, ${r.oursRss.toFixed(0)} MB) | ${fmt(r.js)} (${fmt(r.jsInner)}, ${r.jsRss.toFixed(0)} MB) | ${r.vsJs.toFixed(3)} | ${r.rg === undefined ? "-" : `${fmt(r.rg)} (${r.rgLines.toLocaleString("en-US")} lines)`} | ${r.vsRg === undefined ? "-" : r.vsRg.toFixed(2)} | ${fmt(r.cli)} | ${r.cliVsRg === undefined ? "-" : r.cliVsRg.toFixed(2)} |`,
 	),
 	"",
 	`CLI, \`pi-sessions grep --all --json ${word}\` (a word of the newest session): first line after ${fmt(median(cli.map((c) => c.first ?? NaN)))}, exit after ${fmt(median(cli.map((c) => c.total)))} (medians, whole process).`,
@@ -153,5 +162,6 @@ const lines = [
 ];
 const text = lines.join("\n");
 process.stdout.write(text);
+rmSync(cliEnv.PI_SESSION_NATIVE_CACHE_DIR, { recursive: true, force: true });
 // A scaled-down stand-in (generate.mjs --listing-scale) writes apart from the real run.
 writeFileSync(join(BENCH_DIR, files.length >= 10_000 ? "results-grep.md" : "results-grep-quick.md"), text);
