@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use crate::entry::{read_line, Key, Kind, LineRead};
-use crate::json::{self, Cursor};
+use crate::format::json::{self, Cursor};
 use crate::session::{read_header, HeaderScan, SessionError};
 use crate::store::{self, IoFailure};
 

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use crate::json::{self, Cursor, SyntaxError};
+use crate::format::json::{self, Cursor, SyntaxError};
 
 /// A JavaScript value used as a Map key by the reference (`byId.get(entry.id)`).
 /// Strings are themselves; anything else gets a NUL-prefixed spelling that no

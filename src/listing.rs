@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use crate::entry::{for_each_element, for_each_member};
-use crate::json::{self, Cursor, JsValue, SyntaxError};
+use crate::format::json::{self, Cursor, JsValue, SyntaxError};
 use crate::usage::{self, UsageTally};
 
 /// Writes a summary for the persistent listing cache.

@@ -7,7 +7,7 @@
 use foldhash::HashSet;
 
 use crate::entry::{EntryMeta, Kind};
-use crate::json::{self, JsValue};
+use crate::format::json::{self, JsValue};
 
 pub const CURRENT_SESSION_VERSION: f64 = 3.0;
 

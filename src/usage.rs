@@ -9,7 +9,7 @@
 //! cross-session report (`UsageTally`) counts JSON numbers only.
 
 use crate::entry::{for_each_element, for_each_member};
-use crate::json::{self, Cursor, JsValue, SyntaxError};
+use crate::format::json::{self, Cursor, JsValue, SyntaxError};
 use crate::listing;
 
 /// A field's value as JavaScript's `+` sees it after `ToPrimitive`: objects

@@ -27,7 +27,7 @@ use std::path::Path;
 use libfuzzer_sys::fuzz_target;
 use pi_session_native::entry::{self, EntryMeta, Kind, LineRead};
 use pi_session_native::index::{is_truthy_key, EntryIndex};
-use pi_session_native::json;
+use pi_session_native::format::json;
 use pi_session_native::listing;
 use pi_session_native::session::{self, HeaderScan, OpenOutcome, Session, SessionError};
 
