@@ -1,27 +1,22 @@
 //! pi-session-native: the session store of the pi coding agent in Rust.
 //!
-//! The core modules know nothing of Node; `binding` is the only napi layer.
+//! The crate is built in layers, each a folder, each importing only the ones
+//! below it (ARCHITECTURE.md; `tests::layers` holds the code to it):
+//!
+//! - `format`: what a line means (no I/O, imports nothing of ours);
+//! - `os`: what differs between operating systems, the only place that names
+//!   an OS call;
+//! - `parallel`: how work is split over threads;
+//! - `session`: one session file, read, indexed and written;
+//! - `catalog`: many session files: listing, search, usage, doctor, over one
+//!   incremental scan;
+//! - `binding`: the only napi code; it translates and nothing else.
 
-pub mod assembly;
-pub mod discovery;
-pub mod doctor;
-pub mod entry;
-pub mod file_pool;
+pub mod catalog;
 pub mod format;
-pub mod index;
-pub mod jsstring;
-pub mod listing;
-pub mod loader;
-pub mod migrate;
 pub mod os;
 pub mod parallel;
-pub mod scanner;
-pub mod search;
 pub mod session;
-pub mod store;
-pub mod usage;
-pub mod usage_report;
-pub mod watch;
 
 // Under `cargo test` napi does not register the exports, so they look unused.
 #[cfg_attr(test, allow(dead_code))]

@@ -23,7 +23,7 @@ mod deep;
 
 
 use libfuzzer_sys::fuzz_target;
-use pi_session_native::entry::{self, EntryMeta, Kind, LineRead, Role};
+use pi_session_native::format::entry::{self, EntryMeta, Kind, LineRead, Role};
 use pi_session_native::format::json::{self, Change, Cursor, JsValue};
 
 fuzz_target!(|data: &[u8]| {

@@ -1,5 +1,8 @@
-//! What a line of a session file means, with no I/O: JSON with JavaScript's
-//! semantics, JavaScript strings, the index fields of an entry, migrations.
-//! Imports nothing else of this crate.
+//! What a line of a session file means, with no I/O: JSON with the exact
+//! semantics of JavaScript, JavaScript's strings, the index fields of one
+//! entry, the version migrations. Imports nothing else of this crate.
 
+pub mod entry;
 pub mod json;
+pub mod jsstring;
+pub mod migrate;

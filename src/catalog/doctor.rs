@@ -8,10 +8,10 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::entry::{read_line, Key, Kind, LineRead};
+use crate::format::entry::{read_line, Key, Kind, LineRead};
 use crate::format::json::{self, Cursor};
+use crate::session::store::{self, IoFailure};
 use crate::session::{read_header, HeaderScan, SessionError};
-use crate::store::{self, IoFailure};
 
 /// V8's longest string (`buffer.constants.MAX_STRING_LENGTH` on Node 20 and 22):
 /// the reference keeps an unfinished line in one string and throws `RangeError:

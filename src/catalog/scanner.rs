@@ -5,14 +5,14 @@
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
 
-use crate::store;
+use crate::session::store;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::listing::{SessionSummary, Summarizer, SummaryText};
-use crate::search::SessionText;
-use crate::store::IoFailure;
+use crate::catalog::listing::{SessionSummary, Summarizer, SummaryText};
+use crate::catalog::search::SessionText;
+use crate::session::store::IoFailure;
 
 /// Bytes before the cached end that must still be there for an append-only
 /// continuation; anything else means the file was rewritten.
@@ -227,7 +227,7 @@ impl CachedUsage {
 
     /// The header line and the usage tally; `None` for a file the listing
     /// leaves out.
-    pub fn usage(&self) -> Option<(&str, &crate::usage::UsageTally)> {
+    pub fn usage(&self) -> Option<(&str, &crate::catalog::usage::UsageTally)> {
         match &self.0.unterminated {
             Some(Some(s)) => Some((s.header.as_str(), s.usage.as_ref()?)),
             Some(None) => None,
@@ -272,7 +272,7 @@ impl CacheEntry {
         match &self.unterminated {
             Some(Some(r)) => {
                 out.u64(1);
-                crate::listing::encode_summary(r, out);
+                crate::catalog::listing::encode_summary(r, out);
             }
             _ => out.u64(0),
         }
@@ -293,7 +293,7 @@ impl CacheEntry {
         let unterminated = match input.u64()? {
             0 if offset < size => Some(None),
             0 => None,
-            1 => Some(Some(crate::listing::decode_summary(input)?)),
+            1 => Some(Some(crate::catalog::listing::decode_summary(input)?)),
             _ => return None,
         };
         Some(CacheEntry {
@@ -1247,7 +1247,7 @@ mod tests {
         assert_eq!(cache.len(), 20);
         // Files stat'ed relative to the folder give the same results, and the
         // tokens the caller holds come back as unchanged, without summaries.
-        let folder = crate::discovery::Folder::open(&dir).unwrap();
+        let folder = crate::catalog::discovery::Folder::open(&dir).unwrap();
         let stat_in_folder = |i: usize| folder.stat(paths[i].file_name().unwrap());
         let tokens = Mutex::new(vec![0u64; paths.len()]);
         scan(

@@ -6,15 +6,15 @@ use napi::JsString;
 use napi_derive::napi;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::entry::{EntryMeta, Key, Kind, Role};
-use crate::index::{EntryIndex, LeafArg};
-use crate::listing;
-use crate::migrate::{self, FirstKept, V1Change};
-use crate::scanner;
-use crate::search;
+use crate::catalog::listing;
+use crate::catalog::scanner;
+use crate::catalog::search;
+use crate::catalog::{usage, usage_report};
+use crate::format::entry::{EntryMeta, Key, Kind, Role};
+use crate::format::migrate::{self, FirstKept, V1Change};
+use crate::session::index::{EntryIndex, LeafArg};
+use crate::session::store::IoFailure;
 use crate::session::{self, HeaderScan, OpenOutcome, PersistPlan, Session, SessionError};
-use crate::store::IoFailure;
-use crate::{usage, usage_report};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use std::cell::{Cell, RefCell, RefMut};
 use std::rc::Rc;
@@ -127,7 +127,7 @@ pub fn tree_first_places(
     child_start: Uint32Array,
     children: Uint32Array,
 ) -> Result<JsForest> {
-    let forest = crate::index::Forest {
+    let forest = crate::session::index::Forest {
         roots: roots.to_vec(),
         child_start: child_start.to_vec(),
         children: children.to_vec(),
@@ -138,7 +138,7 @@ pub fn tree_first_places(
             "treeFirstPlaces: not a forest",
         ));
     }
-    let forest = crate::index::tree_where_ids_repeat(forest);
+    let forest = crate::session::index::tree_where_ids_repeat(forest);
     Ok(JsForest {
         roots: forest.roots.into(),
         child_start: forest.child_start.into(),
@@ -378,7 +378,7 @@ impl NativeSession {
     /// Descriptors the process-wide pool holds (for tests).
     #[napi(catch_unwind)]
     pub fn pooled_files() -> u32 {
-        crate::file_pool::open_count() as u32
+        crate::session::file_pool::open_count() as u32
     }
 
     #[napi(catch_unwind)]
@@ -792,7 +792,7 @@ pub fn read_session_header(path: String) -> Result<Option<String>> {
 /// `loadEntriesFromFile(path)`: the lines to parse into entries (see `loader`).
 #[napi(catch_unwind)]
 pub fn load_entry_lines(path: String) -> Result<Vec<String>> {
-    crate::loader::load_entry_lines(std::path::Path::new(&path)).map_err(io_to_napi)
+    crate::session::loader::load_entry_lines(std::path::Path::new(&path)).map_err(io_to_napi)
 }
 
 #[napi(object)]
@@ -1285,7 +1285,7 @@ pub fn scan_session_folder(
     texts: Option<bool>,
 ) -> Option<ScanHandle> {
     let dir = std::path::PathBuf::from(dir);
-    let (names, view) = crate::discovery::watched_session_names(&dir).ok()?;
+    let (names, view) = crate::catalog::discovery::watched_session_names(&dir).ok()?;
     let known = known_tokens(&known);
     let texts = texts.unwrap_or(true);
     Some(spawn_scan(
@@ -1464,7 +1464,7 @@ impl ReadBatch {
 enum ScanSource {
     /// A folder and its names in `readdir` order: read last name first,
     /// results reported by name and index in that order.
-    Folder(std::path::PathBuf, Vec<String>, crate::watch::View),
+    Folder(std::path::PathBuf, Vec<String>, crate::catalog::watch::View),
     /// `listAll()`'s folders; candidates are found on the scan's thread.
     Folders(Vec<std::path::PathBuf>),
 }
@@ -1478,7 +1478,7 @@ struct ScanPlan {
     /// Results are reported by `last - i` with the file's name (one folder).
     reversed: bool,
     /// Per folder, what its watch vouches for.
-    views: Vec<crate::watch::View>,
+    views: Vec<crate::catalog::watch::View>,
     /// Each file's place among its folder's names, and each folder's count
     /// of names: a folder's memo keeps tokens in that order.
     places: Vec<u32>,
@@ -1507,7 +1507,7 @@ impl ScanSource {
                 views: vec![view],
             },
             ScanSource::Folders(dirs) => {
-                let (candidates, read, views) = crate::discovery::folder_candidates(&dirs);
+                let (candidates, read, views) = crate::catalog::discovery::folder_candidates(&dirs);
                 send(JsScanResult {
                     index: -3,
                     candidates: Some(JsCandidates {
@@ -1576,7 +1576,7 @@ fn spawn_scan(
                 (loading.join().ok().flatten(), plan)
             });
             // listAll()'s folders a memo answers for (list()'s was asked above).
-            let memos: Vec<Option<std::sync::Arc<crate::watch::FolderMemo>>> = plan
+            let memos: Vec<Option<std::sync::Arc<crate::catalog::watch::FolderMemo>>> = plan
                 .views
                 .iter()
                 .zip(&plan.sizes)
@@ -1594,8 +1594,8 @@ fn spawn_scan(
             let paths: Vec<std::path::PathBuf> = scanned.iter().map(|&p| plan.path_of(p)).collect();
             // Files are stat'ed relative to their folder, held open.
             let views = std::mem::take(&mut plan.views);
-            let folders =
-                crate::discovery::HeldFolders::open(&plan.dirs, &plan.read).with_views(views);
+            let folders = crate::catalog::discovery::HeldFolders::open(&plan.dirs, &plan.read)
+                .with_views(views);
             let stat_of = |i: usize| {
                 let (folder, name) = &plan.files[scanned[i]];
                 folders.stat(*folder, name)
@@ -1679,7 +1679,9 @@ fn spawn_scan(
             // has its answer, so that a listing it starts next finds them
             // (else it stats every file again).
             let mut views = folders.into_views();
-            views.iter_mut().for_each(crate::watch::View::commit);
+            views
+                .iter_mut()
+                .for_each(crate::catalog::watch::View::commit);
             if let Some(message) = batch.lock().ok().and_then(|mut b| b.take()) {
                 send(message);
             }
@@ -1725,10 +1727,10 @@ fn spawn_scan(
 /// every file's summary: the listing's answer is then known without a look
 /// at any file.
 fn unchanged_folder(
-    view: &crate::watch::View,
+    view: &crate::catalog::watch::View,
     files: usize,
     known: &scanner::Known,
-) -> Option<std::sync::Arc<crate::watch::FolderMemo>> {
+) -> Option<std::sync::Arc<crate::catalog::watch::FolderMemo>> {
     let memo = view.memo()?;
     (memo.tokens.len() == files
         && memo.generation == SUMMARY_CACHE.generation()
@@ -1741,7 +1743,7 @@ fn unchanged_folder(
 /// the `scanned` files (ascending plan positions); the others are joined here.
 fn keep_memos(
     plan: &ScanPlan,
-    views: &[crate::watch::View],
+    views: &[crate::catalog::watch::View],
     tokens: &[u64],
     scanned: &[usize],
     paths: &[std::path::PathBuf],
@@ -1768,7 +1770,7 @@ fn keep_memos(
             continue;
         }
         if let Some(generation) = SUMMARY_CACHE.versions_of(versions) {
-            view.keep_memo(crate::watch::FolderMemo { tokens, generation });
+            view.keep_memo(crate::catalog::watch::FolderMemo { tokens, generation });
         }
     }
 }
@@ -1806,7 +1808,8 @@ pub struct JsSessionsWithId {
 /// cannot be read.
 #[napi(catch_unwind)]
 pub fn find_sessions_with_id(dir: String, id: String, whole: bool) -> Option<JsSessionsWithId> {
-    let found = crate::discovery::files_with_id(std::path::Path::new(&dir), &id, whole).ok()?;
+    let found =
+        crate::catalog::discovery::files_with_id(std::path::Path::new(&dir), &id, whole).ok()?;
     Some(JsSessionsWithId {
         files: found
             .files
@@ -1821,7 +1824,7 @@ pub fn find_sessions_with_id(dir: String, id: String, whole: bool) -> Option<JsS
 /// first; `null` where the reference gives up.
 #[napi(catch_unwind)]
 pub fn recent_session_files(dir: String) -> Option<Vec<String>> {
-    crate::discovery::recent_files(std::path::Path::new(&dir))
+    crate::catalog::discovery::recent_files(std::path::Path::new(&dir))
         .map(|paths| paths.iter().map(|p| file_name(p)).collect())
 }
 
@@ -2176,8 +2179,8 @@ pub struct JsRepairOutcome {
     pub after: Option<JsDoctorReport>,
 }
 
-impl From<crate::doctor::Report> for JsDoctorReport {
-    fn from(r: crate::doctor::Report) -> Self {
+impl From<crate::catalog::doctor::Report> for JsDoctorReport {
+    fn from(r: crate::catalog::doctor::Report) -> Self {
         JsDoctorReport {
             size: r.size as f64,
             lines: r.lines as f64,
@@ -2200,7 +2203,7 @@ impl From<crate::doctor::Report> for JsDoctorReport {
 
 #[napi(catch_unwind)]
 pub fn check_session_file(path: String) -> Result<JsDoctorReport> {
-    crate::doctor::check(std::path::Path::new(&path))
+    crate::catalog::doctor::check(std::path::Path::new(&path))
         .map(Into::into)
         .map_err(to_napi)
 }
@@ -2211,8 +2214,9 @@ pub fn repair_session_file(
     dry_run: bool,
     backup_stamp: String,
 ) -> Result<JsRepairOutcome> {
-    let outcome = crate::doctor::repair(std::path::Path::new(&path), dry_run, &backup_stamp)
-        .map_err(to_napi)?;
+    let outcome =
+        crate::catalog::doctor::repair(std::path::Path::new(&path), dry_run, &backup_stamp)
+            .map_err(to_napi)?;
     Ok(JsRepairOutcome {
         report: outcome.report.into(),
         applied: outcome.applied,
@@ -2411,7 +2415,7 @@ impl SessionSearchIndex {
 /// with V8's on every code point.
 #[napi(catch_unwind)]
 pub fn search_lowercase_for_test(text: Utf16String, wtf8: bool, collapse: bool) -> Utf16String {
-    use crate::jsstring as js;
+    use crate::format::jsstring as js;
     if wtf8 {
         let lower = js::to_lowercase_wtf8(&js::utf16_to_wtf8(&text));
         let out = if collapse {

@@ -8,9 +8,9 @@
 //! `getUsageCostBreakdown` reproduce that exactly (`JsSum`, `Operand`); the
 //! cross-session report (`UsageTally`) counts JSON numbers only.
 
-use crate::entry::{for_each_element, for_each_member};
+use crate::catalog::listing;
+use crate::format::entry::{for_each_element, for_each_member};
 use crate::format::json::{self, Cursor, JsValue, SyntaxError};
-use crate::listing;
 
 /// A field's value as JavaScript's `+` sees it after `ToPrimitive`: objects
 /// and arrays have become their strings already.
@@ -869,7 +869,7 @@ impl UsageTally {
             .unwrap_or_default();
     }
 
-    pub fn encode(&self, out: &mut crate::scanner::Encoder) {
+    pub fn encode(&self, out: &mut crate::catalog::scanner::Encoder) {
         out.bytes(self.cwd.as_bytes());
         out.u64(self.keys.len() as u64);
         for key in &self.keys {
@@ -886,7 +886,7 @@ impl UsageTally {
         }
     }
 
-    pub fn decode(input: &mut crate::scanner::Decoder) -> Option<UsageTally> {
+    pub fn decode(input: &mut crate::catalog::scanner::Decoder) -> Option<UsageTally> {
         let cwd = input.string()?;
         let n = input.u64()?;
         let mut keys = Vec::new();
@@ -926,7 +926,7 @@ impl UsageTally {
 pub fn entry_time(text: &[u8]) -> Option<f64> {
     let s = listing::string_here(&mut Cursor::new(text)).ok()?;
     let s = std::str::from_utf8(&s).ok()?;
-    crate::entry::iso_time(s).or_else(|| {
+    crate::format::entry::iso_time(s).or_else(|| {
         s.parse::<jiff::Timestamp>()
             .ok()
             .map(|t| t.as_millisecond() as f64)
@@ -981,15 +981,17 @@ pub fn report_record(
 
 /// Reads a whole session file for `getSessionStats`/`getUsageCostBreakdown`.
 /// `None` when the file is not a pi session (no header first).
-pub fn account_file(path: &std::path::Path) -> Result<Accounting, crate::store::IoFailure> {
-    let file = crate::store::open_read(path)?;
+pub fn account_file(
+    path: &std::path::Path,
+) -> Result<Accounting, crate::session::store::IoFailure> {
+    let file = crate::session::store::open_read(path)?;
     // The lines are read on several threads; the loops then run in file order.
     let (events, _, _) =
         crate::session::read_lines_parallel_in(&file, Some(256 << 10), line_event)?;
     let mut accounting = Accounting::default();
     let mut events = events.into_iter();
     if let Some((offset, len, _)) = events.next() {
-        accounting.header = Some(crate::store::read_at(&file, offset, len)?);
+        accounting.header = Some(crate::session::store::read_at(&file, offset, len)?);
     }
     for (_, _, event) in events {
         accounting.apply(&event);
@@ -1084,9 +1086,10 @@ mod tests {
         assert_eq!(t.keys.len(), 2);
         assert_eq!(t.buckets.len(), 3);
         assert_eq!(t.buckets[0].amounts.input, 2.0);
-        let mut enc = crate::scanner::Encoder::default();
+        let mut enc = crate::catalog::scanner::Encoder::default();
         t.encode(&mut enc);
-        let back = UsageTally::decode(&mut crate::scanner::Decoder::new(&enc.out)).unwrap();
+        let back =
+            UsageTally::decode(&mut crate::catalog::scanner::Decoder::new(&enc.out)).unwrap();
         assert_eq!(back, t);
     }
 }

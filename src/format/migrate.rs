@@ -6,7 +6,7 @@
 
 use foldhash::HashSet;
 
-use crate::entry::{EntryMeta, Kind};
+use crate::format::entry::{EntryMeta, Kind};
 use crate::format::json::{self, JsValue};
 
 pub const CURRENT_SESSION_VERSION: f64 = 3.0;
@@ -192,7 +192,7 @@ pub fn migrate_lines(plan: &MigrationPlan, lines: &[&[u8]]) -> Result<Vec<Vec<u8
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entry::{read_line, LineRead};
+    use crate::format::entry::{read_line, LineRead};
 
     fn metas(lines: &[&str]) -> Vec<EntryMeta> {
         lines

@@ -1,6 +1,15 @@
-//! One session: its index, the bytes of its entries and where they are persisted.
-//! This is the state behind the JavaScript `SessionManager`; JavaScript keeps only
-//! the entry objects it has handed out.
+//! One session file: read the way the reference reads (`store`), indexed
+//! (`index`), written by whole lines and whole-file rewrites, assembled from
+//! ranges of another (`assembly`), its open files pooled (`file_pool`).
+//! This module is the session itself: its index, the bytes of its entries and
+//! where they are persisted, the state behind the JavaScript `SessionManager`;
+//! JavaScript keeps only the entry objects it has handed out.
+
+pub mod assembly;
+pub mod file_pool;
+pub mod index;
+pub mod loader;
+pub mod store;
 
 use foldhash::HashSet;
 use std::borrow::Cow;
@@ -8,14 +17,14 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::assembly::{self, Assembly};
-use crate::entry::{read_line, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY};
-use crate::file_pool::{self, line_hash, FileIdentity, Gone, PoolOwner};
+use crate::format::entry::{read_line, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY};
 use crate::format::json::{self, JsValue};
-use crate::index::{EntryIndex, NullishMessage};
-use crate::migrate::{self, MigrateError};
+use crate::format::migrate::{self, MigrateError};
 use crate::parallel;
-use crate::store::{self, IoFailure};
+use assembly::Assembly;
+use file_pool::{line_hash, FileIdentity, Gone, PoolOwner};
+use index::{EntryIndex, NullishMessage};
+use store::IoFailure;
 
 pub const MAX_SESSION_HEADER_SCAN_BYTES: usize = 1024 * 1024;
 
@@ -711,7 +720,7 @@ impl Session {
             });
             let mut new_meta = meta.clone();
             new_meta.parent = parent.clone().unwrap_or_else(|| NULL_KEY.into());
-            new_meta.parent_truthy = crate::index::is_truthy_key(&new_meta.parent);
+            new_meta.parent_truthy = crate::session::index::is_truthy_key(&new_meta.parent);
             if let Some(fk) = &first_kept {
                 new_meta.first_kept = fk.clone();
             }
@@ -748,7 +757,7 @@ impl Session {
         // The first recreated label hangs off `lastEntry?.id || null`.
         if parent
             .as_deref()
-            .is_some_and(|k| !crate::index::is_truthy_key(k))
+            .is_some_and(|k| !crate::session::index::is_truthy_key(k))
         {
             parent = None;
         }

@@ -4,12 +4,12 @@
 
 use std::borrow::Cow;
 
-use crate::entry::{for_each_element, for_each_member};
+use crate::catalog::usage::{self, UsageTally};
+use crate::format::entry::{for_each_element, for_each_member};
 use crate::format::json::{self, Cursor, JsValue, SyntaxError};
-use crate::usage::{self, UsageTally};
 
 /// Writes a summary for the persistent listing cache.
-pub fn encode_summary(summary: &SessionSummary, out: &mut crate::scanner::Encoder) {
+pub fn encode_summary(summary: &SessionSummary, out: &mut crate::catalog::scanner::Encoder) {
     out.bytes(summary.header.as_bytes());
     out.u64(summary.message_count as u64);
     out.bytes(&summary.first_message);
@@ -20,14 +20,14 @@ pub fn encode_summary(summary: &SessionSummary, out: &mut crate::scanner::Encode
     encode_tally(summary.usage.as_ref(), out);
 }
 
-fn encode_tally(tally: Option<&UsageTally>, out: &mut crate::scanner::Encoder) {
+fn encode_tally(tally: Option<&UsageTally>, out: &mut crate::catalog::scanner::Encoder) {
     out.u64(tally.is_some() as u64);
     if let Some(t) = tally {
         t.encode(out);
     }
 }
 
-fn decode_tally(input: &mut crate::scanner::Decoder) -> Option<Option<UsageTally>> {
+fn decode_tally(input: &mut crate::catalog::scanner::Decoder) -> Option<Option<UsageTally>> {
     match input.u64()? {
         0 => Some(None),
         1 => Some(Some(UsageTally::decode(input)?)),
@@ -35,7 +35,7 @@ fn decode_tally(input: &mut crate::scanner::Decoder) -> Option<Option<UsageTally
     }
 }
 
-pub fn decode_summary(input: &mut crate::scanner::Decoder) -> Option<SessionSummary> {
+pub fn decode_summary(input: &mut crate::catalog::scanner::Decoder) -> Option<SessionSummary> {
     Some(SessionSummary {
         header: input.string()?,
         message_count: input.u64()? as u32,
@@ -503,7 +503,7 @@ impl Summarizer {
     }
 
     /// Writes the state for the persistent listing cache.
-    pub fn encode(&self, out: &mut crate::scanner::Encoder) {
+    pub fn encode(&self, out: &mut crate::catalog::scanner::Encoder) {
         out.opt_bytes(self.header.as_deref().map(str::as_bytes));
         out.u64(self.rejected as u64);
         out.u64(self.message_count as u64);
@@ -515,7 +515,7 @@ impl Summarizer {
         encode_tally(self.tally.as_ref(), out);
     }
 
-    pub fn decode(input: &mut crate::scanner::Decoder) -> Option<Summarizer> {
+    pub fn decode(input: &mut crate::catalog::scanner::Decoder) -> Option<Summarizer> {
         Some(Summarizer {
             header: input.opt_string()?,
             rejected: input.u64()? != 0,
@@ -621,7 +621,7 @@ impl Summarizer {
             _ => {
                 if let Some(t) = facts.entry_timestamp.map(|(s, e)| &line[s..e]) {
                     match string_at(t)
-                        .and_then(|s| crate::entry::iso_time(&String::from_utf8_lossy(&s)))
+                        .and_then(|s| crate::format::entry::iso_time(&String::from_utf8_lossy(&s)))
                     {
                         Some(time) => self.activity(time),
                         None => self.unparsed_times.push(
