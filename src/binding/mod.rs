@@ -7,8 +7,8 @@ use napi_derive::napi;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::catalog::listing;
-use crate::catalog::scanner;
 use crate::catalog::search;
+use crate::catalog::summaries;
 use crate::catalog::{usage, usage_report};
 use crate::format::entry::{EntryMeta, Key, Kind, Role};
 use crate::format::migrate::{self, FirstKept, V1Change};
@@ -907,8 +907,8 @@ pub fn panic_for_test(message: String) {
     panic!("{message}");
 }
 
-static SUMMARY_CACHE: std::sync::LazyLock<scanner::SummaryCache> =
-    std::sync::LazyLock::new(scanner::SummaryCache::default);
+static SUMMARY_CACHE: std::sync::LazyLock<summaries::SummaryCache> =
+    std::sync::LazyLock::new(summaries::SummaryCache::default);
 
 /// The folder of the persistent listing cache, if one is configured, and
 /// whether its file was read into this process yet.
@@ -954,7 +954,7 @@ pub struct JsScanResult {
     pub mtime_ms: Option<f64>,
     /// The file could not be read (the reference's summary is then null).
     pub failed: bool,
-    /// See `scanner::FileResult`.
+    /// See `summaries::FileResult`.
     pub token: f64,
     pub unchanged: Option<JsUnchanged>,
     pub candidates: Option<JsCandidates>,
@@ -1025,7 +1025,10 @@ impl JsScanResult {
 fn text_js(text: Vec<u8>) -> (Option<Text>, Option<String>) {
     match String::from_utf8(text) {
         Ok(text) => (Some(Text::new(text)), None),
-        Err(e) => (None, Some(listing::text_literal(e.as_bytes()))),
+        Err(e) => (
+            None,
+            Some(crate::format::jsvalue::text_literal(e.as_bytes())),
+        ),
     }
 }
 
@@ -1244,7 +1247,7 @@ impl ScanHandle {
 
 type ScanCallback = ThreadsafeFunction<JsScanResult, (), JsScanResult, Status, false>;
 
-fn known_tokens(known: &[f64]) -> scanner::Known {
+fn known_tokens(known: &[f64]) -> summaries::Known {
     known.iter().map(|&t| t as u64).collect()
 }
 
@@ -1545,7 +1548,7 @@ impl ScanSource {
 
 fn spawn_scan(
     source: ScanSource,
-    known: scanner::Known,
+    known: summaries::Known,
     texts: bool,
     on_result: ScanCallback,
 ) -> ScanHandle {
@@ -1622,7 +1625,7 @@ fn spawn_scan(
                 texts,
                 ..ReadBatch::default()
             });
-            scanner::scan(
+            summaries::scan(
                 &SUMMARY_CACHE,
                 &paths,
                 &stat_of,
@@ -1729,7 +1732,7 @@ fn spawn_scan(
 fn unchanged_folder(
     view: &crate::catalog::watch::View,
     files: usize,
-    known: &scanner::Known,
+    known: &summaries::Known,
 ) -> Option<std::sync::Arc<crate::catalog::watch::FolderMemo>> {
     let memo = view.memo()?;
     (memo.tokens.len() == files
@@ -1830,8 +1833,8 @@ pub fn recent_session_files(dir: String) -> Option<Vec<String>> {
 
 // ===== accounting =====
 
-static USAGE_CACHE: std::sync::LazyLock<scanner::SummaryCache> =
-    std::sync::LazyLock::new(scanner::SummaryCache::for_accounting);
+static USAGE_CACHE: std::sync::LazyLock<summaries::SummaryCache> =
+    std::sync::LazyLock::new(summaries::SummaryCache::for_accounting);
 
 /// The folder whose accounting cache file this process has read.
 static USAGE_CACHE_LOADED: std::sync::Mutex<Option<std::path::PathBuf>> =
@@ -2336,10 +2339,11 @@ impl SessionSearchIndex {
             .map(|(path, &i)| (path.into(), tokens.get(i as usize).map_or(0, |&t| t as u64)))
             .collect();
         // One lock for all; the texts are made on the catalog's threads.
-        let mut versions: Vec<Option<scanner::CachedText>> = tokens.iter().map(|_| None).collect();
+        let mut versions: Vec<Option<summaries::CachedText>> =
+            tokens.iter().map(|_| None).collect();
         for (&i, version) in path_indices.iter().zip(SUMMARY_CACHE.versions(&files)) {
             if let Some(slot) = versions.get_mut(i as usize) {
-                *slot = version;
+                *slot = version.map(summaries::CachedText);
             }
         }
         let indexed: Vec<(usize, u64)> = tokens.iter().map(|&t| t as u64).enumerate().collect();

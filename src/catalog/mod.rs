@@ -3,11 +3,13 @@
 //! a per-process and a persistent cache; discovery of files by id or age and
 //! the watch on listed folders. Built on `session`, `format` and `os`.
 
+pub mod codec;
 pub mod discovery;
 pub mod doctor;
 pub mod listing;
 pub mod scanner;
 pub mod search;
+pub mod summaries;
 pub mod usage;
 pub mod usage_report;
 pub mod watch;

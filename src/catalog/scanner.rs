@@ -1,6 +1,10 @@
-//! Listing many session files at once: summaries computed on threads of our
-//! own, and a per-process cache that lets the next listing read only what was
-//! appended to each file since the last one (session files are append-only).
+//! The scan engine: many session files read on threads of our own, each fed
+//! line by line to an accumulator (`Accumulator`: the listing's summary with
+//! or without the usage tally, anything later), and a per-process cache that
+//! lets the next scan read only what was appended to each file since the last
+//! one (session files are append-only), saved to and loaded from a persistent
+//! cache file. The engine names no accumulator: what a file's lines mean is
+//! theirs, which versions of which files to read again is its own.
 
 use std::fs::{self, File};
 use std::io::{Read, Seek, SeekFrom};
@@ -10,8 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::catalog::listing::{SessionSummary, Summarizer, SummaryText};
-use crate::catalog::search::SessionText;
+use crate::catalog::codec::{Decoder, Encoder};
 use crate::session::store::IoFailure;
 
 /// Bytes before the cached end that must still be there for an append-only
@@ -19,122 +22,38 @@ use crate::session::store::IoFailure;
 const TAIL_CHECK: usize = 64;
 const HEAD_CHECK: u64 = 4096;
 
-#[derive(Debug, Clone, PartialEq)]
-pub struct FileResult {
-    /// `None` where the reference's summary is null.
-    pub summary: Option<SessionSummary>,
-    /// `stats.mtime` in milliseconds, the last fallback for `modified`.
-    pub mtime_ms: f64,
-    /// Names this version of the file's summary; equal tokens, equal summaries.
-    pub token: u64,
-    /// The caller already holds the summary of this token: `summary` is left out.
-    pub unchanged: bool,
-}
-
 static NEXT_TOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
 
-/// Little-endian, length-prefixed fields for the persistent cache file.
-#[derive(Default)]
-pub struct Encoder {
-    pub out: Vec<u8>,
+/// What the scan feeds each file's lines to. It can stop at any line end and
+/// continue later with what was appended: the engine keeps its state after
+/// the last complete line, in memory and in the persistent cache.
+pub trait Accumulator: Clone + Send + Sync + 'static {
+    /// What it makes of a file; `None` for a file that counts for nothing.
+    type Summary: Clone + Send + Sync + 'static;
+    /// Made once per file version from its summary, on first ask (see
+    /// `Version::derived`).
+    type Derived: Send + Sync + 'static;
+    /// Feeds a run of whole lines (without the final line break); the last
+    /// piece may be an unterminated line.
+    fn feed_block(&mut self, block: &[u8]);
+    fn finish(&self) -> Option<Self::Summary>;
+    /// The state and a summary in the persistent cache file.
+    fn encode(&self, out: &mut Encoder);
+    fn decode(input: &mut Decoder) -> Option<Self>;
+    fn encode_summary(summary: &Self::Summary, out: &mut Encoder);
+    fn decode_summary(input: &mut Decoder) -> Option<Self::Summary>;
 }
 
-impl Encoder {
-    pub fn u64(&mut self, v: u64) {
-        self.out.extend_from_slice(&v.to_le_bytes());
-    }
-
-    pub fn bytes(&mut self, b: &[u8]) {
-        self.u64(b.len() as u64);
-        self.out.extend_from_slice(b);
-    }
-
-    pub fn opt_bytes(&mut self, b: Option<&[u8]>) {
-        self.u64(b.is_some() as u64);
-        if let Some(b) = b {
-            self.bytes(b);
-        }
-    }
-
-    pub fn opt_f64(&mut self, v: Option<f64>) {
-        self.u64(v.is_some() as u64);
-        if let Some(v) = v {
-            self.u64(v.to_bits());
-        }
-    }
-
-    pub fn strings(&mut self, v: &[String]) {
-        self.u64(v.len() as u64);
-        for s in v {
-            self.bytes(s.as_bytes());
-        }
-    }
-}
-
-/// Reads what `Encoder` wrote; every read fails cleanly on a short or bad file.
-pub struct Decoder<'a> {
-    input: &'a [u8],
-}
-
-impl<'a> Decoder<'a> {
-    pub fn new(input: &'a [u8]) -> Decoder<'a> {
-        Decoder { input }
-    }
-
-    pub fn u64(&mut self) -> Option<u64> {
-        let (head, rest) = self.input.split_first_chunk::<8>()?;
-        self.input = rest;
-        Some(u64::from_le_bytes(*head))
-    }
-
-    pub fn bytes(&mut self) -> Option<&'a [u8]> {
-        let len = usize::try_from(self.u64()?).ok()?;
-        if len > self.input.len() {
-            return None;
-        }
-        let (b, rest) = self.input.split_at(len);
-        self.input = rest;
-        Some(b)
-    }
-
-    pub fn string(&mut self) -> Option<String> {
-        String::from_utf8(self.bytes()?.to_vec()).ok()
-    }
-
-    pub fn opt_bytes(&mut self) -> Option<Option<&'a [u8]>> {
-        match self.u64()? {
-            0 => Some(None),
-            1 => Some(Some(self.bytes()?)),
-            _ => None,
-        }
-    }
-
-    pub fn opt_string(&mut self) -> Option<Option<String>> {
-        match self.opt_bytes()? {
-            None => Some(None),
-            Some(b) => Some(Some(String::from_utf8(b.to_vec()).ok()?)),
-        }
-    }
-
-    pub fn opt_f64(&mut self) -> Option<Option<f64>> {
-        match self.u64()? {
-            0 => Some(None),
-            1 => Some(Some(f64::from_bits(self.u64()?))),
-            _ => None,
-        }
-    }
-
-    pub fn strings(&mut self) -> Option<Vec<String>> {
-        let n = self.u64()?;
-        if n > self.input.len() as u64 {
-            return None;
-        }
-        (0..n).map(|_| self.string()).collect()
-    }
+/// A file version's summary as the cache holds it.
+pub enum Held<'a, A: Accumulator> {
+    /// Every line ended: the summary is the state's own (not kept twice).
+    State(&'a A),
+    /// The last line was unterminated: the summary made with it counted.
+    Summary(Option<&'a A::Summary>),
 }
 
 #[derive(Clone)]
-struct CacheEntry {
+struct CacheEntry<A: Accumulator> {
     dev: u64,
     ino: u64,
     size: u64,
@@ -145,24 +64,23 @@ struct CacheEntry {
     /// rewrite that grew is caught there when it left the old end as it was.
     head: u64,
     /// State after the last complete line (through the last `\n`).
-    state: Summarizer,
+    state: A,
     /// Offset just after that `\n`, and the bytes before it.
     offset: u64,
     tail: Vec<u8>,
     /// The summary with an unterminated last line counted, when the file has
     /// one; otherwise the summary is the state's own (not kept twice).
-    unterminated: Option<Option<SessionSummary>>,
+    unterminated: Option<Option<A::Summary>>,
     token: u64,
-    /// What a search reads of this version, made on the first search.
-    search_text: OnceLock<Option<Arc<SessionText>>>,
+    /// Made from this version on first ask (the listing's: its search text).
+    derived: OnceLock<Option<Arc<A::Derived>>>,
 }
 
 /// A cache entry, or its bytes in the cache file as read, decoded on first
 /// use: a process that lists one folder decodes that folder's entries only,
 /// and the scan threads decode them in parallel.
-#[derive(Clone)]
-enum Slot {
-    Ready(Arc<CacheEntry>),
+enum Slot<A: Accumulator> {
+    Ready(Arc<CacheEntry<A>>),
     Stored(Arc<CacheFileBytes>, std::ops::Range<usize>),
 }
 
@@ -189,61 +107,26 @@ impl std::ops::Deref for CacheFileBytes {
     }
 }
 
-/// Summaries of files seen before, keyed by path.
-#[derive(Default)]
-pub struct SummaryCache {
+/// Where a cache is saved: its file's name in the cache folder and the magic
+/// line it starts with (a file of another format is ignored and replaced).
+pub struct CacheFile {
+    pub name: &'static str,
+    pub magic: &'static [u8; 16],
+}
+
+/// The state of files seen before, keyed by path.
+pub struct ScanCache<A: Accumulator> {
     /// Keyed by the path's bytes: hashing a `Path` walks its components,
     /// which costs more than the rest of a lookup.
-    entries: Mutex<foldhash::HashMap<std::ffi::OsString, Slot>>,
+    entries: Mutex<foldhash::HashMap<std::ffi::OsString, Slot<A>>>,
     /// Set when an entry changed since the last save.
     dirty: AtomicBool,
     /// Bumped, under the lock, by every change of which entry a path has
     /// (see `versions_of`).
     generation: AtomicU64,
-    /// Holds accounting summaries (usage tallied, no texts) instead of
-    /// listing ones, in a file of its own.
-    accounting: bool,
-}
-
-/// The persistent cache files: a magic line, then entries (each a path and
-/// its entry's bytes, length-prefixed, so that loading only finds where each
-/// is), then a checksum of everything before it. Anything else in such a
-/// file is ignored. v4 added the usage tally to the summarizer state, v5 the
-/// entry lengths; the file names stay, so that a file of an older format is
-/// replaced rather than left behind.
-const CACHE_FILE: &str = "pi-session-native-listing.v4.bin";
-const CACHE_MAGIC: &[u8; 16] = b"PISN-LISTING-v5\n";
-const USAGE_CACHE_FILE: &str = "pi-session-native-usage.v1.bin";
-const USAGE_CACHE_MAGIC: &[u8; 16] = b"PISN-USAGE-v2\n\n\n";
-
-/// A cached file's accounting summary (see `SummaryCache::accounting`).
-pub struct CachedUsage(Arc<CacheEntry>);
-
-impl CachedUsage {
-    /// Names this version of the file's summary (see `FileResult::token`).
-    pub fn token(&self) -> u64 {
-        self.0.token
-    }
-
-    /// The header line and the usage tally; `None` for a file the listing
-    /// leaves out.
-    pub fn usage(&self) -> Option<(&str, &crate::catalog::usage::UsageTally)> {
-        match &self.0.unterminated {
-            Some(Some(s)) => Some((s.header.as_str(), s.usage.as_ref()?)),
-            Some(None) => None,
-            None => self.0.state.usage(),
-        }
-    }
-}
-
-/// A cached version of a file, for its search text.
-pub struct CachedText(Arc<CacheEntry>);
-
-impl CachedText {
-    /// What a search reads of this version, made once per version.
-    pub fn search_text(&self) -> Option<Arc<SessionText>> {
-        self.0.search_text()
-    }
+    /// What a file is read into from its start.
+    fresh: A,
+    file: CacheFile,
 }
 
 fn checksum(bytes: &[u8]) -> u64 {
@@ -254,7 +137,32 @@ fn checksum(bytes: &[u8]) -> u64 {
     foldhash::fast::FixedState::with_seed(0x243f_6a88_85a3_08d3).hash_one(bytes)
 }
 
-impl CacheEntry {
+/// A version of a file as the cache holds it.
+pub struct Version<A: Accumulator>(Arc<CacheEntry<A>>);
+
+impl<A: Accumulator> Version<A> {
+    /// Names this version; equal tokens, equal summaries.
+    pub fn token(&self) -> u64 {
+        self.0.token
+    }
+
+    pub fn held(&self) -> Held<'_, A> {
+        self.0.held()
+    }
+
+    /// What `make` makes of this version, made once per version.
+    pub fn derived(
+        &self,
+        make: impl FnOnce(Held<'_, A>) -> Option<A::Derived>,
+    ) -> Option<Arc<A::Derived>> {
+        self.0
+            .derived
+            .get_or_init(|| make(self.0.held()).map(Arc::new))
+            .clone()
+    }
+}
+
+impl<A: Accumulator> CacheEntry<A> {
     fn encode(&self, out: &mut Encoder) {
         out.u64(self.dev);
         out.u64(self.ino);
@@ -272,13 +180,13 @@ impl CacheEntry {
         match &self.unterminated {
             Some(Some(r)) => {
                 out.u64(1);
-                crate::catalog::listing::encode_summary(r, out);
+                A::encode_summary(r, out);
             }
             _ => out.u64(0),
         }
     }
 
-    fn decode(input: &mut Decoder) -> Option<CacheEntry> {
+    fn decode(input: &mut Decoder) -> Option<CacheEntry<A>> {
         let dev = input.u64()?;
         let ino = input.u64()?;
         let size = input.u64()?;
@@ -287,13 +195,13 @@ impl CacheEntry {
         let ctime_low = input.u64()? as i128;
         let ctime_high = input.u64()? as i128;
         let head = input.u64()?;
-        let state = Summarizer::decode(input)?;
+        let state = A::decode(input)?;
         let offset = input.u64()?;
         let tail = input.bytes()?.to_vec();
         let unterminated = match input.u64()? {
             0 if offset < size => Some(None),
             0 => None,
-            1 => Some(Some(crate::catalog::listing::decode_summary(input)?)),
+            1 => Some(Some(A::decode_summary(input)?)),
             _ => return None,
         };
         Some(CacheEntry {
@@ -308,44 +216,15 @@ impl CacheEntry {
             tail,
             unterminated,
             token: NEXT_TOKEN.fetch_add(1, Ordering::Relaxed),
-            search_text: OnceLock::new(),
+            derived: OnceLock::new(),
         })
     }
 
-    /// The file's summary, with `all_messages_text` left empty unless `texts`.
-    fn result_texts(&self, texts: bool) -> Option<SessionSummary> {
+    fn held(&self) -> Held<'_, A> {
         match &self.unterminated {
-            Some(Some(r)) if !texts => Some(SessionSummary {
-                header: r.header.clone(),
-                message_count: r.message_count,
-                first_message: r.first_message.clone(),
-                all_messages_text: Vec::new(),
-                last_activity: r.last_activity,
-                unparsed_times: r.unparsed_times.clone(),
-                name: r.name.clone(),
-                usage: r.usage.clone(),
-            }),
-            Some(result) => result.clone(),
-            None => self.state.finish_texts(texts),
+            Some(summary) => Held::Summary(summary.as_ref()),
+            None => Held::State(&self.state),
         }
-    }
-
-    /// `result()`'s texts, borrowed.
-    fn result_text(&self) -> Option<SummaryText<'_>> {
-        match &self.unterminated {
-            Some(result) => result.as_ref().map(SessionSummary::text),
-            None => self.state.text(),
-        }
-    }
-
-    fn search_text(&self) -> Option<Arc<SessionText>> {
-        self.search_text
-            .get_or_init(|| {
-                let text = self.result_text()?;
-                SessionText::from_summary(text.header, text.name.as_deref(), text.all_messages_text)
-                    .map(Arc::new)
-            })
-            .clone()
     }
 }
 
@@ -396,29 +275,20 @@ fn read_private(path: &Path) -> std::io::Result<CacheFileBytes> {
     Ok(CacheFileBytes::Read(bytes))
 }
 
-impl SummaryCache {
-    /// A cache of accounting summaries.
-    pub fn for_accounting() -> SummaryCache {
-        SummaryCache {
-            accounting: true,
-            ..SummaryCache::default()
+impl<A: Accumulator> ScanCache<A> {
+    /// An empty cache whose files are read into `fresh`, saved as `file`.
+    pub fn new(fresh: A, file: CacheFile) -> ScanCache<A> {
+        ScanCache {
+            entries: Mutex::default(),
+            dirty: AtomicBool::new(false),
+            generation: AtomicU64::new(0),
+            fresh,
+            file,
         }
     }
 
     fn file_name(&self) -> (&'static str, &'static [u8; 16]) {
-        if self.accounting {
-            (USAGE_CACHE_FILE, USAGE_CACHE_MAGIC)
-        } else {
-            (CACHE_FILE, CACHE_MAGIC)
-        }
-    }
-
-    fn fresh_state(&self) -> Summarizer {
-        if self.accounting {
-            Summarizer::for_usage()
-        } else {
-            Summarizer::default()
-        }
+        (self.file.name, self.file.magic)
     }
 
     /// Adds the entries of the cache file in `dir` for paths not known yet. A
@@ -439,7 +309,7 @@ impl SummaryCache {
         };
         let start = magic.len();
         let body = &bytes[start..start + body_len];
-        let mut input = Decoder { input: body };
+        let mut input = Decoder::new(body);
         let Some(count) = input.u64() else { return 0 };
         let mut stored = Vec::new();
         for _ in 0..count {
@@ -553,19 +423,19 @@ impl SummaryCache {
         self.generation.load(Ordering::Relaxed)
     }
 
-    /// The versions `(path, token)` the cache holds, under one lock (the
-    /// search texts are then made or taken outside it, see `CachedText`).
-    pub fn versions(&self, files: &[(PathBuf, u64)]) -> Vec<Option<CachedText>> {
+    /// The versions `(path, token)` the cache holds, under one lock (what is
+    /// derived of them is then made or taken outside it).
+    pub fn versions(&self, files: &[(PathBuf, u64)]) -> Vec<Option<Version<A>>> {
         let Ok(map) = self.entries.lock() else {
             return files.iter().map(|_| None).collect();
         };
         files
             .iter()
-            .map(|(path, token)| ready_at(&map, path, *token).map(|e| CachedText(e.clone())))
+            .map(|(path, token)| ready_at(&map, path, *token).map(|e| Version(e.clone())))
             .collect()
     }
 
-    fn get(&self, path: &Path) -> Option<Arc<CacheEntry>> {
+    fn get(&self, path: &Path) -> Option<Arc<CacheEntry<A>>> {
         let (bytes, range) = match self.entries.lock().ok()?.get(path.as_os_str())? {
             Slot::Ready(entry) => return Some(entry.clone()),
             Slot::Stored(bytes, range) => (bytes.clone(), range.clone()),
@@ -592,7 +462,7 @@ impl SummaryCache {
         }
     }
 
-    fn put(&self, path: &Path, entry: CacheEntry) -> Arc<CacheEntry> {
+    fn put(&self, path: &Path, entry: CacheEntry<A>) -> Arc<CacheEntry<A>> {
         let entry = Arc::new(entry);
         if let Ok(mut map) = self.entries.lock() {
             map.insert(path.as_os_str().to_owned(), Slot::Ready(entry.clone()));
@@ -610,11 +480,11 @@ impl SummaryCache {
 
 /// The entry of `path` if it is ready at version `token`: an entry still
 /// stored has no token yet, so no caller holds its version.
-fn ready_at<'m>(
-    map: &'m foldhash::HashMap<std::ffi::OsString, Slot>,
+fn ready_at<'m, A: Accumulator>(
+    map: &'m foldhash::HashMap<std::ffi::OsString, Slot<A>>,
     path: &Path,
     token: u64,
-) -> Option<&'m Arc<CacheEntry>> {
+) -> Option<&'m Arc<CacheEntry<A>>> {
     match map.get(path.as_os_str()) {
         Some(Slot::Ready(entry)) if entry.token == token => Some(entry),
         _ => None,
@@ -646,9 +516,6 @@ impl FileStat {
     }
 }
 
-/// Tokens of the summaries the caller already holds.
-pub type Known = foldhash::HashSet<u64>;
-
 /// Checksum of the file's first `HEAD_CHECK` bytes, at most up to `end`.
 fn head_of(path: &Path, end: u64) -> Option<u64> {
     let file = File::open(path).ok()?;
@@ -660,11 +527,11 @@ fn head_of(path: &Path, end: u64) -> Option<u64> {
 /// What reading from `base` to `size` gave: the state after the last complete
 /// line, where that line ended, the bytes before that end, and the summary
 /// with the unterminated last line (if any) included.
-struct Continued {
-    state: Summarizer,
+struct Continued<A: Accumulator> {
+    state: A,
     offset: u64,
     tail: Vec<u8>,
-    result: Option<SessionSummary>,
+    result: Option<A::Summary>,
     /// Checksum of the first `HEAD_CHECK` bytes (at most up to `offset`), when
     /// the read saw them.
     head: Option<u64>,
@@ -681,12 +548,12 @@ thread_local! {
 
 /// Streams `[base, size)` of the file into `state`, a block of whole lines at
 /// a time, holding at most one read buffer plus the longest line in memory.
-fn read_on(
+fn read_on<A: Accumulator>(
     path: &Path,
-    mut state: Summarizer,
+    mut state: A,
     base: u64,
     size: u64,
-) -> Result<Continued, IoFailure> {
+) -> Result<Continued<A>, IoFailure> {
     let mut file = File::open(path).map_err(|e| IoFailure::new(&e, "open", Some(path)))?;
     file.seek(SeekFrom::Start(base))
         .map_err(|e| IoFailure::new(&e, "read", None))?;
@@ -694,7 +561,7 @@ fn read_on(
     let mut limited = file.take(span);
     let mut offset = base;
     let mut tail = Vec::new();
-    let mut last: Option<Summarizer> = None;
+    let mut last: Option<A> = None;
     // The first bytes of a read from the start, for the head checksum (without
     // opening the file again); only while the blocks are contiguous.
     let mut head = (base == 0).then(Vec::new);
@@ -759,98 +626,58 @@ fn read_on(
     })
 }
 
-/// The summary of one file, from the cache where the file only grew. For a
-/// token in `known` (an unchanged file), the summary itself is not copied out.
-/// (Scans stat relative to a held folder and call `summarize_stat`.)
-#[cfg(test)]
-fn summarize_cached(
-    cache: &SummaryCache,
-    path: &Path,
-    known: &Known,
-) -> Result<FileResult, IoFailure> {
-    let st = crate::os::stat(path).map_err(|e| IoFailure::new(&e, "stat", Some(path)))?;
-    summarize_stat(cache, path, &FileStat::new(&st), known, true)
+/// A file's version, as it was or just read (with the summary computed).
+pub enum Refreshed<A: Accumulator> {
+    Cached(Version<A>),
+    Read(Version<A>, Option<Box<A::Summary>>),
 }
 
-/// With `texts` false, summaries come without `all_messages_text`.
-fn summarize_stat(
-    cache: &SummaryCache,
-    path: &Path,
-    stat: &FileStat,
-    known: &Known,
-    texts: bool,
-) -> Result<FileResult, IoFailure> {
-    let mtime_ms = stat.mtime_ms;
-    if !stat.is_file {
-        // Reading a directory fails in the reference, which then returns null.
-        return Ok(FileResult {
-            summary: None,
-            mtime_ms,
-            token: 0,
-            unchanged: false,
-        });
-    }
-    match refresh(cache, path, stat)? {
-        Refreshed::Cached(c) => {
-            let unchanged = known.contains(&c.token);
-            Ok(FileResult {
-                summary: if unchanged {
-                    None
-                } else {
-                    c.result_texts(texts)
-                },
-                mtime_ms,
-                token: c.token,
-                unchanged,
-            })
+impl<A: Accumulator> Refreshed<A> {
+    pub fn version(self) -> Version<A> {
+        match self {
+            Refreshed::Cached(v) | Refreshed::Read(v, _) => v,
         }
-        Refreshed::Read(c, result) => Ok(FileResult {
-            summary: result.map(|s| SessionSummary {
-                all_messages_text: if texts {
-                    s.all_messages_text
-                } else {
-                    Vec::new()
-                },
-                ..*s
-            }),
-            mtime_ms,
-            token: c.token,
-            unchanged: false,
-        }),
     }
 }
 
-/// A file's cache entry, as it was or just read (with the summary computed).
-enum Refreshed {
-    Cached(Arc<CacheEntry>),
-    Read(Arc<CacheEntry>, Option<Box<SessionSummary>>),
+/// A file as the scan found it.
+pub struct Scanned<A: Accumulator> {
+    /// `stats.mtime` in milliseconds.
+    pub mtime_ms: f64,
+    /// `None` for what is not a regular file (a directory, say).
+    pub version: Option<Refreshed<A>>,
 }
 
-/// The accounting summary of one file (`None` for what is not a file), from
-/// the cache where the file only grew.
-pub fn usage_stat(
-    cache: &SummaryCache,
+/// One file with the status `stat`, from the cache where the file only grew.
+pub fn scan_file<A: Accumulator>(
+    cache: &ScanCache<A>,
     path: &Path,
     stat: &crate::os::Stat,
-) -> Result<Option<CachedUsage>, IoFailure> {
+) -> Result<Scanned<A>, IoFailure> {
     let stat = FileStat::new(stat);
-    if !stat.is_file {
-        return Ok(None);
-    }
-    Ok(Some(CachedUsage(match refresh(cache, path, &stat)? {
-        Refreshed::Cached(c) | Refreshed::Read(c, _) => c,
-    })))
+    let version = match stat.is_file {
+        true => Some(refresh(cache, path, &stat)?),
+        false => None,
+    };
+    Ok(Scanned {
+        mtime_ms: stat.mtime_ms,
+        version,
+    })
 }
 
 /// The cache entry of a file: the cached one when the file is unchanged,
 /// else read on from the cached end or from the start.
-fn refresh(cache: &SummaryCache, path: &Path, stat: &FileStat) -> Result<Refreshed, IoFailure> {
+fn refresh<A: Accumulator>(
+    cache: &ScanCache<A>,
+    path: &Path,
+    stat: &FileStat,
+) -> Result<Refreshed<A>, IoFailure> {
     let (dev, ino, size, mtime, ctime) =
         (stat.dev, stat.ino, stat.size, stat.mtime_ns, stat.ctime_ns);
     let cached = cache.get(path).filter(|c| c.dev == dev && c.ino == ino);
     if let Some(c) = &cached {
         if c.size == size && c.mtime_ns == mtime && c.ctime_ns == ctime {
-            return Ok(Refreshed::Cached(c.clone()));
+            return Ok(Refreshed::Cached(Version(c.clone())));
         }
     }
     // Continue after the cached end if the file grew and the bytes before the
@@ -866,7 +693,7 @@ fn refresh(cache: &SummaryCache, path: &Path, stat: &FileStat) -> Result<Refresh
     });
     let read = match resumable {
         Some(c) => read_on(path, c.state.clone(), c.offset, size)?,
-        None => read_on(path, cache.fresh_state(), 0, size)?,
+        None => read_on(path, cache.fresh.clone(), 0, size)?,
     };
     let token = NEXT_TOKEN.fetch_add(1, Ordering::Relaxed);
     let result = read.result;
@@ -888,415 +715,65 @@ fn refresh(cache: &SummaryCache, path: &Path, stat: &FileStat) -> Result<Refresh
             tail: read.tail,
             unterminated: (read.offset < size).then(|| result.clone()),
             token,
-            search_text: OnceLock::new(),
+            derived: OnceLock::new(),
         },
     );
-    Ok(Refreshed::Read(entry, result.map(Box::new)))
+    Ok(Refreshed::Read(Version(entry), result.map(Box::new)))
 }
 
 /// How a scan gets the status of its `i`th file (following symlinks).
 pub type StatOf<'a> = dyn Fn(usize) -> std::io::Result<crate::os::Stat> + Sync + 'a;
 
-/// Summarizes `paths` on `threads` threads of our own, calling `done(index,
-/// result)` as each file finishes. Stops early when `cancel` is set. `stat_of`
-/// may stat a file relative to its folder (held open), or by its path.
-/// Without `texts`, summaries leave out `all_messages_text` (the cache keeps it).
-#[allow(clippy::too_many_arguments)]
-pub fn scan(
-    cache: &SummaryCache,
+/// Scans `paths` on `threads` threads of our own, calling `done(index,
+/// each(path, file))` as each file finishes. Stops early when `cancel` is
+/// set. `stat_of` may stat a file relative to its folder (held open), or by
+/// its path.
+pub fn scan<A: Accumulator, T>(
+    cache: &ScanCache<A>,
     paths: &[PathBuf],
     stat_of: &StatOf,
-    known: &Known,
-    texts: bool,
     threads: usize,
     cancel: &AtomicBool,
-    done: &(dyn Fn(usize, Result<FileResult, IoFailure>) + Sync),
+    each: &(dyn Fn(Scanned<A>) -> T + Sync),
+    done: &(dyn Fn(usize, Result<T, IoFailure>) + Sync),
 ) {
-    let summarize = |i: usize| {
+    let scan_one = |i: usize| {
         let path = &paths[i];
         let st = stat_of(i).map_err(|e| IoFailure::new(&e, "stat", Some(path)))?;
-        summarize_stat(cache, path, &FileStat::new(&st), known, texts)
+        Ok(each(scan_file(cache, path, &st)?))
     };
-    crate::parallel::for_each_index(paths.len(), threads, cancel, |i| done(i, summarize(i)));
+    crate::parallel::for_each_index(paths.len(), threads, cancel, |i| done(i, scan_one(i)));
+}
+
+#[cfg(test)]
+impl<A: Accumulator> ScanCache<A> {
+    /// For tests of a cache: the version of `path`, decoded if it was stored.
+    pub fn version_of(&self, path: &Path) -> Option<Version<A>> {
+        self.get(path).map(Version)
+    }
+
+    /// Whether `path`'s entry is still stored as read, and from a mapping.
+    pub fn stored(&self, path: &Path) -> Option<bool> {
+        match self.entries.lock().unwrap().get(path.as_os_str())? {
+            Slot::Stored(bytes, _) => Some(matches!(**bytes, CacheFileBytes::Mapped(_))),
+            Slot::Ready(_) => None,
+        }
+    }
+
+    /// Puts `bytes` in as the stored entry of `path`.
+    pub fn store_raw(&self, path: &Path, bytes: Vec<u8>) {
+        let len = bytes.len();
+        let bytes = Arc::new(CacheFileBytes::Read(bytes));
+        self.entries
+            .lock()
+            .unwrap()
+            .insert(path.as_os_str().to_owned(), Slot::Stored(bytes, 0..len));
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
-
-    fn temp_dir() -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("pisn-scan-{}", uuid::Uuid::new_v4()));
-        fs::create_dir_all(&dir).unwrap();
-        dir
-    }
-
-    const HEADER: &str =
-        "{\"type\":\"session\",\"id\":\"s\",\"timestamp\":\"2024-01-01T00:00:00.000Z\"}\n";
-
-    fn user(text: &str) -> String {
-        format!(
-            "{{\"type\":\"message\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}\n"
-        )
-    }
-
-    #[test]
-    fn versions_of_holds_while_the_generation_stays() {
-        let dir = temp_dir();
-        let paths: Vec<PathBuf> = ["a", "b"]
-            .iter()
-            .map(|n| dir.join(format!("{n}.jsonl")))
-            .collect();
-        for path in &paths {
-            fs::write(path, format!("{HEADER}{}", user("one"))).unwrap();
-        }
-        let cache = SummaryCache::default();
-        let tokens = |cache: &SummaryCache| -> Vec<u64> {
-            paths
-                .iter()
-                .map(|p| summarize_cached(cache, p, &Known::default()).unwrap().token)
-                .collect()
-        };
-        let held = |cache: &SummaryCache, tokens: &[u64]| {
-            cache.versions_of(paths.iter().zip(tokens.iter().copied()))
-        };
-        let first = tokens(&cache);
-        let generation = held(&cache, &first).expect("both held");
-        assert_eq!(generation, cache.generation());
-        assert_eq!(tokens(&cache), first, "unchanged files keep their versions");
-        assert_eq!(
-            cache.generation(),
-            generation,
-            "and the cache its generation"
-        );
-        assert_eq!(held(&cache, &[first[0], first[1] + 1]), None);
-
-        // A file read again is another version, in another generation.
-        fs::write(&paths[1], format!("{HEADER}{}{}", user("one"), user("two"))).unwrap();
-        let second = tokens(&cache);
-        assert_eq!(second[0], first[0]);
-        assert_ne!(second[1], first[1]);
-        assert!(cache.generation() > generation);
-        assert_eq!(held(&cache, &first), None);
-        let generation = held(&cache, &second).unwrap();
-
-        // A file dropped from the cache changes the generation too.
-        cache.retain_listed(&[dir.as_path()], &paths[..1]);
-        assert!(cache.generation() > generation);
-        assert_eq!(held(&cache, &second), None);
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn appends_are_read_incrementally_and_rewrites_from_scratch() {
-        let dir = temp_dir();
-        let path = dir.join("a.jsonl");
-        fs::write(&path, format!("{HEADER}{}", user("one"))).unwrap();
-        let cache = SummaryCache::default();
-        let first = summarize_cached(&cache, &path, &Known::default())
-            .unwrap()
-            .summary
-            .unwrap();
-        assert_eq!(first.message_count, 1);
-        // Append a line and half of another.
-        let mut f = fs::OpenOptions::new().append(true).open(&path).unwrap();
-        write!(
-            f,
-            "{}{{\"type\":\"message\",\"message\":{{\"role\":\"user\",",
-            user("two")
-        )
-        .unwrap();
-        let second = summarize_cached(&cache, &path, &Known::default())
-            .unwrap()
-            .summary
-            .unwrap();
-        assert_eq!(second.message_count, 2);
-        assert_eq!(second.all_messages_text, b"one two");
-        writeln!(f, "\"content\":\"three\"}}}}").unwrap();
-        let third = summarize_cached(&cache, &path, &Known::default())
-            .unwrap()
-            .summary
-            .unwrap();
-        assert_eq!(third.all_messages_text, b"one two three");
-        // The same as reading it cold.
-        let cold = summarize_cached(&SummaryCache::default(), &path, &Known::default()).unwrap();
-        assert_eq!(cold.summary.unwrap(), third);
-        // Asking again with the token of what we hold copies nothing.
-        let again = summarize_cached(&cache, &path, &Known::default()).unwrap();
-        let known = summarize_cached(&cache, &path, &Known::from_iter([again.token])).unwrap();
-        assert!(known.unchanged && known.summary.is_none());
-        // A rewrite with the same length (and a new mtime) is read again.
-        let content = fs::read_to_string(&path).unwrap().replace("one", "uno");
-        fs::write(&path, &content).unwrap();
-        let later = std::time::SystemTime::now() + std::time::Duration::from_secs(5);
-        File::options()
-            .write(true)
-            .open(&path)
-            .unwrap()
-            .set_modified(later)
-            .unwrap();
-        let rewritten = summarize_cached(&cache, &path, &Known::default())
-            .unwrap()
-            .summary
-            .unwrap();
-        assert_eq!(rewritten.first_message, b"uno");
-        // A rewrite that grew and kept the old end, but changed the start.
-        let before = fs::read_to_string(&path).unwrap();
-        fs::write(
-            &path,
-            format!("{}{}", before.replacen("uno", "one", 1), user("four")),
-        )
-        .unwrap();
-        let changed_head = summarize_cached(&cache, &path, &Known::default())
-            .unwrap()
-            .summary
-            .unwrap();
-        assert_eq!(changed_head.first_message, b"one");
-        // A rewrite that grew but changed the bytes before the old end too.
-        fs::write(&path, format!("{HEADER}{}{}", user("eins"), user("zwei"))).unwrap();
-        let regrown = summarize_cached(&cache, &path, &Known::default())
-            .unwrap()
-            .summary
-            .unwrap();
-        assert_eq!(regrown.all_messages_text, b"eins zwei");
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn the_cache_file_and_the_folders_made_for_it_are_private() {
-        let set_mode = crate::os::test_modes::set;
-        let mode = |p: &Path| crate::os::test_modes::mode_of(p).unwrap();
-        let dir = temp_dir();
-        if crate::os::test_modes::mode_of(&dir).is_none() {
-            eprintln!("skipped: no Unix file modes here");
-            return;
-        }
-        set_mode(&dir, 0o751);
-        let path = dir.join("a.jsonl");
-        fs::write(&path, format!("{HEADER}{}", user("secret"))).unwrap();
-        let cache = SummaryCache::default();
-        summarize_cached(&cache, &path, &Known::default()).unwrap();
-        let store_dir = dir.join("made").join("for").join("cache");
-        cache.save_to(&store_dir).unwrap();
-        let file = store_dir.join(CACHE_FILE);
-        assert_eq!(mode(&file), 0o600);
-        for made in [&dir.join("made"), &dir.join("made/for"), &store_dir] {
-            assert_eq!(mode(made), 0o700, "{made:?}");
-        }
-        // The folder that was there already keeps its mode.
-        assert_eq!(mode(&dir), 0o751);
-        // Only the cache file is left: the temporary file was renamed.
-        assert_eq!(fs::read_dir(&store_dir).unwrap().count(), 1);
-        // A file left readable by others is narrowed when read and when replaced.
-        set_mode(&file, 0o644);
-        assert_eq!(SummaryCache::default().load_from(&store_dir), 1);
-        assert_eq!(mode(&file), 0o600);
-        set_mode(&file, 0o666);
-        cache.save_to(&store_dir).unwrap();
-        assert_eq!(mode(&file), 0o600);
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn the_cache_survives_a_round_trip_through_its_file_and_ignores_junk() {
-        let dir = temp_dir();
-        let path = dir.join("a.jsonl");
-        fs::write(&path, format!("{HEADER}{}", user("persisted"))).unwrap();
-        let cache = SummaryCache::default();
-        let first = summarize_cached(&cache, &path, &Known::default()).unwrap();
-        let store_dir = dir.join("cache");
-        cache.save_to(&store_dir).unwrap();
-        let fresh = SummaryCache::default();
-        assert_eq!(fresh.load_from(&store_dir), 1);
-        // Served from the loaded entry: same summary without reading the file.
-        assert_eq!(
-            summarize_cached(&fresh, &path, &Known::default())
-                .unwrap()
-                .summary,
-            first.summary
-        );
-        // Appends continue from the loaded state.
-        fs::OpenOptions::new()
-            .append(true)
-            .open(&path)
-            .unwrap()
-            .write_all(user("more").as_bytes())
-            .unwrap();
-        let grown = summarize_cached(&fresh, &path, &Known::default())
-            .unwrap()
-            .summary
-            .unwrap();
-        assert_eq!(grown.all_messages_text, b"persisted more");
-        // A torn file and a foreign file are ignored.
-        let file = store_dir.join(CACHE_FILE);
-        let bytes = fs::read(&file).unwrap();
-        fs::write(&file, &bytes[..bytes.len() - 3]).unwrap();
-        assert_eq!(SummaryCache::default().load_from(&store_dir), 0);
-        fs::write(&file, b"something else entirely").unwrap();
-        assert_eq!(SummaryCache::default().load_from(&store_dir), 0);
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn a_mapped_cache_file_replaced_by_another_process_still_decodes_as_loaded() {
-        let dir = temp_dir();
-        let a = dir.join("a.jsonl");
-        fs::write(&a, format!("{HEADER}{}", user("first"))).unwrap();
-        let store_dir = dir.join("cache");
-        let writer = SummaryCache::default();
-        let first = summarize_cached(&writer, &a, &Known::default()).unwrap();
-        writer.save_to(&store_dir).unwrap();
-        let loaded = SummaryCache::default();
-        assert_eq!(loaded.load_from(&store_dir), 1);
-        assert!(matches!(
-            loaded.entries.lock().unwrap().get(a.as_os_str()),
-            Some(Slot::Stored(bytes, _)) if matches!(**bytes, CacheFileBytes::Mapped(_))
-        ));
-        // Another process saves its own cache over the file (a rename), with
-        // another summary of a: the loaded entry is the one that was read.
-        fs::write(&a, format!("{HEADER}{}{}", user("first"), user("second"))).unwrap();
-        let other = SummaryCache::default();
-        summarize_cached(&other, &a, &Known::default()).unwrap();
-        other.save_to(&store_dir).unwrap();
-        fs::write(&a, format!("{HEADER}{}", user("first"))).unwrap();
-        let entry = loaded.get(&a).unwrap();
-        assert_eq!(entry.result_texts(true), first.summary);
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn loaded_entries_are_decoded_on_use_and_saved_back_unread() {
-        let dir = temp_dir();
-        let (a, b) = (dir.join("a.jsonl"), dir.join("b.jsonl"));
-        fs::write(&a, format!("{HEADER}{}", user("alpha"))).unwrap();
-        fs::write(&b, format!("{HEADER}{}", user("beta"))).unwrap();
-        let cache = SummaryCache::default();
-        let first_b = summarize_cached(&cache, &b, &Known::default()).unwrap();
-        summarize_cached(&cache, &a, &Known::default()).unwrap();
-        let store_dir = dir.join("cache");
-        cache.save_to(&store_dir).unwrap();
-        // Only a is asked for; b goes back to the file as it was read.
-        let middle = SummaryCache::default();
-        assert_eq!(middle.load_from(&store_dir), 2);
-        let a_summary = summarize_cached(&middle, &a, &Known::default()).unwrap();
-        assert!(matches!(
-            middle.entries.lock().unwrap().get(b.as_os_str()),
-            Some(Slot::Stored(..))
-        ));
-        middle.save_to(&store_dir).unwrap();
-        let last = SummaryCache::default();
-        assert_eq!(last.load_from(&store_dir), 2);
-        fs::remove_file(&b).unwrap();
-        fs::write(
-            &b,
-            b"not read: the cached entry answers while the stat matches",
-        )
-        .unwrap();
-        // The stat changed, so b is read again; a still comes from the cache.
-        assert_ne!(
-            summarize_cached(&last, &b, &Known::default())
-                .unwrap()
-                .summary,
-            first_b.summary
-        );
-        assert_eq!(
-            summarize_cached(&last, &a, &Known::default())
-                .unwrap()
-                .summary,
-            a_summary.summary
-        );
-        // An entry whose bytes do not decode (checksum intact) is a miss, not an error.
-        let broken = SummaryCache::default();
-        let bytes = Arc::new(CacheFileBytes::Read(vec![1u8, 2, 3]));
-        broken
-            .entries
-            .lock()
-            .unwrap()
-            .insert(a.clone().into_os_string(), Slot::Stored(bytes, 0..3));
-        assert!(broken.get(&a).is_none());
-        assert_eq!(broken.len(), 0);
-        fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn scan_reports_every_file_once() {
-        let dir = temp_dir();
-        let mut paths = Vec::new();
-        for i in 0..20 {
-            let path = dir.join(format!("{i}.jsonl"));
-            fs::write(&path, format!("{HEADER}{}", user(&format!("m{i}")))).unwrap();
-            paths.push(path);
-        }
-        paths.push(dir.join("missing.jsonl"));
-        let cache = SummaryCache::default();
-        let seen = Mutex::new(vec![0; paths.len()]);
-        scan(
-            &cache,
-            &paths,
-            &|i| crate::os::stat(&paths[i]),
-            &Known::default(),
-            true,
-            3,
-            &AtomicBool::new(false),
-            &|i, r| {
-                seen.lock().unwrap()[i] += 1;
-                assert_eq!(r.is_err(), i == 20);
-            },
-        );
-        assert!(seen.into_inner().unwrap().iter().all(|&n| n == 1));
-        assert_eq!(cache.len(), 20);
-        // Files stat'ed relative to the folder give the same results, and the
-        // tokens the caller holds come back as unchanged, without summaries.
-        let folder = crate::catalog::discovery::Folder::open(&dir).unwrap();
-        let stat_in_folder = |i: usize| folder.stat(paths[i].file_name().unwrap());
-        let tokens = Mutex::new(vec![0u64; paths.len()]);
-        scan(
-            &cache,
-            &paths,
-            &stat_in_folder,
-            &Known::default(),
-            true,
-            2,
-            &AtomicBool::new(false),
-            &|i, r| {
-                if let Ok(r) = r {
-                    assert!(!r.unchanged && r.summary.is_some());
-                    tokens.lock().unwrap()[i] = r.token;
-                }
-            },
-        );
-        let tokens = tokens.into_inner().unwrap();
-        let known: Known = tokens[..10].iter().copied().collect();
-        scan(
-            &cache,
-            &paths,
-            &stat_in_folder,
-            &known,
-            true,
-            2,
-            &AtomicBool::new(false),
-            &|i, r| {
-                if let Ok(r) = r {
-                    assert_eq!(r.token, tokens[i]);
-                    assert_eq!(r.unchanged, i < 10);
-                    assert_eq!(r.summary.is_none(), i < 10);
-                }
-            },
-        );
-        // Files of a folder read whole that were not listed drop out; files of
-        // other folders stay.
-        let elsewhere = temp_dir().join("x.jsonl");
-        fs::write(&elsewhere, format!("{HEADER}{}", user("x"))).unwrap();
-        summarize_cached(&cache, &elsewhere, &Known::default()).unwrap();
-        cache.take_dirty();
-        cache.retain_listed(&[dir.as_path()], &paths[5..]);
-        assert_eq!(cache.len(), 16);
-        assert!(cache.take_dirty());
-        assert!(cache.get(&paths[4]).is_none() && cache.get(&paths[5]).is_some());
-        assert!(cache.get(&elsewhere).is_some());
-        fs::remove_dir_all(&dir).unwrap();
-        fs::remove_dir_all(elsewhere.parent().unwrap()).unwrap();
-    }
 
     #[test]
     fn checksum_tells_every_flipped_bit_and_the_length() {
@@ -1311,47 +788,5 @@ mod tests {
         }
         assert_ne!(checksum(&data[..99]), sum);
         assert_ne!(checksum(&[0; 40]), checksum(&[0; 41]));
-    }
-
-    #[test]
-    fn scan_without_texts_leaves_out_the_message_text_only() {
-        let dir = temp_dir();
-        // One file ends its last line, one does not (its summary is kept apart).
-        let ended = dir.join("a.jsonl");
-        fs::write(&ended, format!("{HEADER}{}{}", user("one"), user("two"))).unwrap();
-        let cut = dir.join("b.jsonl");
-        let cut_line = user("three");
-        fs::write(&cut, format!("{HEADER}{}", cut_line.trim_end())).unwrap();
-        let paths = vec![ended, cut];
-        let cache = SummaryCache::default();
-        let run = |texts: bool| {
-            let out = Mutex::new(vec![None; paths.len()]);
-            scan(
-                &cache,
-                &paths,
-                &|i| crate::os::stat(&paths[i]),
-                &Known::default(),
-                texts,
-                2,
-                &AtomicBool::new(false),
-                &|i, r| out.lock().unwrap()[i] = r.unwrap().summary,
-            );
-            out.into_inner().unwrap()
-        };
-        // Read without texts, then from the cache with and without them.
-        let read = run(false);
-        let full = run(true);
-        let cached = run(false);
-        for i in 0..paths.len() {
-            let full = full[i].clone().unwrap();
-            assert!(!full.all_messages_text.is_empty());
-            let expected = SessionSummary {
-                all_messages_text: Vec::new(),
-                ..full
-            };
-            assert_eq!(read[i].as_ref(), Some(&expected));
-            assert_eq!(cached[i].as_ref(), Some(&expected));
-        }
-        fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -12,7 +12,7 @@ use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
-use crate::catalog::scanner::{CachedUsage, SummaryCache};
+use crate::catalog::summaries::{CachedUsage, SummaryCache};
 use crate::catalog::usage::{Amounts, UsageTally, SLOT_MS};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -359,7 +359,7 @@ pub fn scan_corpus(
                 .stat(folder, &l.names[j as usize])
                 .ok()
                 .and_then(|st| {
-                    crate::catalog::scanner::usage_stat(cache, &l.paths[j as usize], &st)
+                    crate::catalog::summaries::usage_stat(cache, &l.paths[j as usize], &st)
                         .ok()
                         .flatten()
                 });

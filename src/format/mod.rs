@@ -5,4 +5,5 @@
 pub mod entry;
 pub mod json;
 pub mod jsstring;
+pub mod jsvalue;
 pub mod migrate;
