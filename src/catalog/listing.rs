@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use crate::catalog::usage::{self, UsageTally};
 use crate::format::entry::{for_each_element, for_each_member};
 use crate::format::json::{self, Cursor, SyntaxError};
+use crate::format::json_text;
 use crate::format::jsvalue::{
     join_string, string_at, string_here, text_literal, value_at, wtf8_trim, Throws,
 };
@@ -467,7 +468,8 @@ impl Summarizer {
                     {
                         Some(time) => self.activity(time),
                         None => self.unparsed_times.push(
-                            String::from_utf8_lossy(&json::stringify(&value_at(t))).into_owned(),
+                            String::from_utf8_lossy(&json_text::stringify(&value_at(t)))
+                                .into_owned(),
                         ),
                     }
                 }
@@ -733,7 +735,7 @@ mod tests {
         ];
         for text in texts {
             let mut expected = Vec::new();
-            json::write_string(&mut expected, text);
+            json_text::write_string(&mut expected, text);
             assert_eq!(
                 text_literal(text),
                 String::from_utf8_lossy(&expected),

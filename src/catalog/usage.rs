@@ -10,6 +10,7 @@
 
 use crate::format::entry::{for_each_element, for_each_member};
 use crate::format::json::{self, Cursor, JsValue, SyntaxError};
+use crate::format::json_text;
 use crate::format::jsvalue;
 
 /// A field's value as JavaScript's `+` sees it after `ToPrimitive`: objects
@@ -31,7 +32,7 @@ pub fn write_js_number(out: &mut Vec<u8>, n: f64) {
     } else if n.is_infinite() {
         out.extend_from_slice(if n > 0.0 { b"Infinity" } else { b"-Infinity" });
     } else {
-        json::write_number(out, n);
+        json_text::write_number(out, n);
     }
 }
 

@@ -4,6 +4,7 @@
 //! kept as WTF-8. Shared by the listing summary and the usage accounting.
 
 use crate::format::json::{self, Cursor, JsValue, SyntaxError};
+use crate::format::json_text;
 
 fn is_js_whitespace(c: char) -> bool {
     matches!(
@@ -87,7 +88,7 @@ pub fn join_string(value: Option<&JsValue>, out: &mut Vec<u8>) -> Result<(), Thr
                 JsValue::Null => {}
                 JsValue::Str(s) => out.extend_from_slice(s),
                 JsValue::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-                JsValue::Num(n) => json::write_number(out, *n),
+                JsValue::Num(n) => json_text::write_number(out, *n),
                 JsValue::Obj(_) => out.extend_from_slice(b"[object Object]"),
                 JsValue::Arr(items) => {
                     if depth >= MAX_JOIN_DEPTH {
@@ -108,7 +109,7 @@ pub fn join_string(value: Option<&JsValue>, out: &mut Vec<u8>) -> Result<(), Thr
 
 /// `JSON.stringify` of WTF-8 text. Runs of bytes that need no escape (nearly
 /// all of a message text) are copied whole; the rest goes through
-/// `json::write_string`.
+/// `json_text::write_string`.
 pub fn text_literal(text: &[u8]) -> String {
     let mut out = Vec::with_capacity(text.len() + text.len() / 16 + 2);
     out.push(b'"');
@@ -124,7 +125,7 @@ pub fn text_literal(text: &[u8]) -> String {
         out.extend_from_slice(&text[start..i]);
         let len = if b == 0xED { 3.min(text.len() - i) } else { 1 };
         let mut escaped = Vec::with_capacity(8);
-        json::write_string(&mut escaped, &text[i..i + len]);
+        json_text::write_string(&mut escaped, &text[i..i + len]);
         out.extend_from_slice(&escaped[1..escaped.len() - 1]);
         i += len;
         start = i;

@@ -4,6 +4,7 @@
 
 pub mod entry;
 pub mod json;
+pub mod json_text;
 pub mod jsstring;
 pub mod jsvalue;
 pub mod migrate;

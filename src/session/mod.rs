@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 use crate::format::entry::{read_line, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY};
 use crate::format::json::{self, JsValue};
+use crate::format::json_text;
 use crate::format::migrate::{self, MigrateError};
 use crate::parallel;
 use assembly::Assembly;
@@ -181,7 +182,7 @@ fn not_a_session(path: &Path) -> SessionError {
 
 /// The JSON text of the value a key stands for; `None` is undefined.
 pub fn key_json(key: &str) -> Option<Vec<u8>> {
-    key_value(key).map(|v| json::stringify(&v))
+    key_value(key).map(|v| json_text::stringify(&v))
 }
 
 /// The JSON value a key stands for; `None` is undefined.
@@ -888,7 +889,7 @@ impl Session {
         to: usize,
     ) -> Result<Patched, SessionError> {
         let changes_of = |i: usize| {
-            let mut changes: Vec<json::Change> = vec![(
+            let mut changes: Vec<json_text::Change> = vec![(
                 "parentId",
                 Some(outcome.parents[i].as_deref().map_or(b"null".to_vec(), |k| {
                     key_json(k).unwrap_or_else(|| b"null".to_vec())
@@ -943,12 +944,12 @@ impl Session {
                 };
                 match in_file {
                     Some((offset, hash))
-                        if unchanged(k) && json::canonical_members(old).is_some() =>
+                        if unchanged(k) && json_text::canonical_members(old).is_some() =>
                     {
                         out.assembly.copy(offset, old.len() as u64 + 1);
                         out.spans.push(Some((at, old.len(), hash)));
                     }
-                    _ => match json::patch_line(old, &changes_of(k)) {
+                    _ => match json_text::patch_line(old, &changes_of(k)) {
                         Ok(new) => {
                             out.spans.push(Some((at, new.len(), line_hash(&new))));
                             out.assembly.write_with(|b| {
@@ -997,7 +998,7 @@ fn label_line(
     if let Some(label) = value.get("label") {
         members.push((b"label".to_vec(), label.clone()));
     }
-    Ok(json::stringify(&JsValue::Obj(members)))
+    Ok(json_text::stringify(&JsValue::Obj(members)))
 }
 
 /// Lines kept as (offset, length, value), the length read and whether the last
@@ -1171,9 +1172,9 @@ pub fn fork_file(
         };
         let as_is = !copying
             || meta.kind == Kind::Session
-            || json::canonical_members(line).is_some()
+            || json_text::canonical_members(line).is_some()
             || !line.starts_with(b"{") && is_canonical_value(line);
-        let rewritten = (!as_is).then(|| json::rewrite_line(line, |_| {}).map_err(|_| ()));
+        let rewritten = (!as_is).then(|| json_text::rewrite_line(line, |_| {}).map_err(|_| ()));
         let hash = (copying && as_is).then(|| line_hash(line));
         Some((meta, rewritten, hash))
     })?;
@@ -1240,7 +1241,7 @@ pub fn fork_file(
 
 /// A line holding a primitive or array already as `JSON.stringify` writes it.
 fn is_canonical_value(line: &[u8]) -> bool {
-    json::rewrite_line(line, |_| {}).is_ok_and(|c| c == line)
+    json_text::rewrite_line(line, |_| {}).is_ok_and(|c| c == line)
 }
 
 #[cfg(test)]
