@@ -4,14 +4,15 @@
 // user may have:
 //
 //   TypeScript  5.0 (the typescript50 devDependency) and the current 5.x (typescript)
-//   lib         es2020, es2022, esnext
+//   lib         es2020, es2022, esnext; and es2022 with dom where @types/node is not installed
 //   @types/node installed (the version that TypeScript release supports) or not at all
 //   skipLibCheck off and on
 //   module      commonjs (node10 resolution), node16, nodenext, esnext with bundler
 //
 // The consumers also check that the types are real (a @ts-expect-error that fails if the
 // package resolved to `any`), that `sm[Symbol.dispose]()` and `using` work wherever the
-// program knows Symbol.dispose, and that a real AbortSignal is accepted where one exists.
+// program knows Symbol.dispose, and that a real AbortSignal is accepted where one exists
+// (@types/node or dom).
 //
 // run.mjs leaves this file out of its per-Node runs: `npm test` runs it once, with the install
 // test. Alone: npm run pack-all && node --test __test__/types-matrix.test.mjs
@@ -40,7 +41,8 @@ const COMPILERS = [
 	{ name: "TypeScript 5.0", dir: "typescript50", typesNode: "types-node20", major: 5, minor: 0 },
 	{ name: "TypeScript 5 (current)", dir: "typescript", typesNode: path.join("@types", "node"), major: 5 },
 ];
-const LIBS = ["es2020", "es2022", "esnext"];
+const LIBS = [["es2020"], ["es2022"], ["esnext"]];
+const BROWSER_LIB = ["es2022", "dom"]; // a bundler project without @types/node
 const MODULE_KINDS = [
 	{ module: "commonjs", moduleResolution: "node10", consumers: ["consumer.ts"] },
 	{ module: "node16", moduleResolution: "node16", consumers: ["consumer.ts", "consumer.mts", "consumer.cts"] },
@@ -68,7 +70,7 @@ const FILES = {
 	"dispose.ts": `import { SessionManager } from "pi-session-native";\nconst sm = SessionManager.inMemory("/home/user/project");\nconst disposable: { [Symbol.dispose](): void } = sm;\ndisposable[Symbol.dispose]();\nsm[Symbol.dispose]();\nexport {};\n`,
 	// the same, on TypeScript >= 5.2, which has the syntax
 	"using.ts": `import { SessionManager } from "pi-session-native";\nexport function count(file: string): number {\n    using sm = SessionManager.open(file);\n    return sm.getEntryCount();\n}\n`,
-	// where the program has a global AbortSignal (@types/node)
+	// where the program has a global AbortSignal (@types/node or dom)
 	"signal.ts": `import { SessionManager, SessionSearch } from "pi-session-native";\nconst controller = new AbortController();\nexport const listed = SessionManager.list("/p", undefined, undefined, controller.signal);\nexport const all = SessionManager.listAll(undefined, controller.signal);\nexport const search = SessionSearch.open({ signal: controller.signal });\n// @ts-expect-error: a signal is not a string\nSessionManager.listAll(undefined, "stop");\n`,
 };
 
@@ -104,20 +106,20 @@ function copyWithDependencies(dir, modules, name) {
 function writeConfigs(dir, compiler, withNode) {
 	const configs = [];
 	const knowsUsing = compiler.minor === undefined || compiler.minor >= 2;
-	for (const lib of LIBS) {
+	for (const lib of withNode ? LIBS : [...LIBS, BROWSER_LIB]) {
 		for (const kind of MODULE_KINDS) {
 			for (const skipLibCheck of [false, true]) {
-				const knowsDispose = withNode || (lib === "esnext" && knowsUsing);
+				const knowsDispose = withNode || (lib.includes("esnext") && knowsUsing);
 				const files = [...kind.consumers];
 				if (knowsDispose) files.push("dispose.ts");
 				if (knowsDispose && knowsUsing) files.push("using.ts");
-				if (withNode) files.push("signal.ts");
-				const name = `tsconfig.${lib}.${kind.module}.${skipLibCheck ? "skiplib" : "libcheck"}.json`;
+				if (withNode || lib.includes("dom")) files.push("signal.ts");
+				const name = `tsconfig.${lib.join("+")}.${kind.module}.${skipLibCheck ? "skiplib" : "libcheck"}.json`;
 				const compilerOptions = {
 					strict: true,
 					noEmit: true,
-					target: lib === "esnext" ? "es2022" : lib,
-					lib: [lib],
+					target: lib[0] === "esnext" ? "es2022" : lib[0],
+					lib,
 					module: kind.module,
 					moduleResolution: kind.moduleResolution,
 					skipLibCheck,
@@ -156,7 +158,7 @@ describe("tsc -p, strict, every setup", { concurrency: PARALLEL }, () => {
 	for (const compiler of COMPILERS) {
 		for (const withNode of [true, false]) {
 			const label = `${compiler.name}, ${withNode ? "with" : "without"} @types/node`;
-			test(`${label}: lib ${LIBS.join(", ")}; module ${MODULE_KINDS.map((k) => k.module).join(", ")}; skipLibCheck off and on`, { timeout: 10 * TIMEOUT_MS }, async (t) => {
+			test(`${label}: lib ${[...LIBS, ...(withNode ? [] : [BROWSER_LIB])].map((l) => l.join("+")).join(", ")}; module ${MODULE_KINDS.map((k) => k.module).join(", ")}; skipLibCheck off and on`, { timeout: 10 * TIMEOUT_MS }, async (t) => {
 				const typescriptDir = path.join(MODULES, compiler.dir);
 				assert.ok(fs.existsSync(path.join(typescriptDir, "package.json")), `${typescriptDir} is missing (npm ci installs the devDependencies)`);
 				const version = JSON.parse(fs.readFileSync(path.join(typescriptDir, "package.json"), "utf8")).version;
