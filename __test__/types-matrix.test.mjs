@@ -1,7 +1,8 @@
 // The declarations as a TypeScript user gets them: the tarballs `npm run pack-all` wrote to
 // pack/ are installed (offline) into fresh projects outside the repository, and a consumer
-// that imports "pi-session-native" by name is compiled with `tsc -p` (strict) in every setup a
-// user may have:
+// that imports "pi-session-native" by name is compiled, strict, in every setup a user may have:
+// one tsconfig file per setup, each checked as `tsc -p <it>` checks it (helpers/tsc-projects.cjs,
+// one process per compiler and project, so each file is parsed once, not per tsconfig):
 //
 //   TypeScript  5.0 (the typescript50 devDependency) and the current 5.x (typescript)
 //   lib         es2020, es2022, esnext; and es2022 with dom where @types/node is not installed
