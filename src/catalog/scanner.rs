@@ -108,7 +108,10 @@ impl std::ops::Deref for CacheFileBytes {
 }
 
 /// Where a cache is saved: its file's name in the cache folder and the magic
-/// line it starts with (a file of another format is ignored and replaced).
+/// line it starts with. The file is the magic line, then entries (each a path
+/// and its entry's bytes, length-prefixed, so that loading only finds where
+/// each is), then a checksum of everything before it. Anything else in such a
+/// file is ignored (and replaced on the next save).
 pub struct CacheFile {
     pub name: &'static str,
     pub magic: &'static [u8; 16],

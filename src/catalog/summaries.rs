@@ -15,12 +15,9 @@ use crate::catalog::search::SessionText;
 use crate::catalog::usage::UsageTally;
 use crate::session::store::IoFailure;
 
-/// The persistent cache files: a magic line, then entries (each a path and
-/// its entry's bytes, length-prefixed, so that loading only finds where each
-/// is), then a checksum of everything before it. Anything else in such a
-/// file is ignored. v4 added the usage tally to the summarizer state, v5 the
-/// entry lengths; the file names stay, so that a file of an older format is
-/// replaced rather than left behind.
+/// The persistent cache files (see `scanner::CacheFile`). v4 added the usage
+/// tally to the summarizer state, v5 the entry lengths; the file names stay,
+/// so that a file of an older format is replaced rather than left behind.
 const CACHE_FILE: &str = "pi-session-native-listing.v4.bin";
 const CACHE_MAGIC: &[u8; 16] = b"PISN-LISTING-v5\n";
 const USAGE_CACHE_FILE: &str = "pi-session-native-usage.v1.bin";
