@@ -670,6 +670,23 @@ export declare function loadEntriesFromFile(filePath: string): FileEntry[];
 export declare function findMostRecentSession(sessionDir: string, cwd?: string): string | null;
 
 // ============================================================================
+// Globals that not every consumer's lib has
+// ============================================================================
+// A consumer may compile with lib es2020 and no @types/node or DOM: these resolve to the
+// global types where the program has them and to a minimal shape otherwise, so the
+// declarations compile in either case (and stay exact where the globals exist).
+
+/** The global `AbortSignal` (DOM lib or @types/node), or the part of it the listing reads. */
+type AbortSignalLike = typeof globalThis extends { AbortSignal: { prototype: infer Signal } }
+    ? Signal
+    : { readonly aborted: boolean; readonly reason?: unknown };
+
+/** `{ [Symbol.dispose](): void }` where the lib declares `Symbol.dispose`, `{}` otherwise. */
+type DisposableWhereSupported = SymbolConstructor extends { readonly dispose: infer Dispose extends symbol }
+    ? { [Key in Dispose]: () => void }
+    : {};
+
+// ============================================================================
 // SessionManager
 // ============================================================================
 
@@ -854,14 +871,14 @@ export declare class SessionManager {
         cwd: string,
         sessionDir?: string,
         onProgress?: SessionListProgress,
-        signal?: AbortSignal,
+        signal?: AbortSignalLike,
     ): Promise<SessionInfo[]>;
     /**
      * List all sessions across all project directories.
      * @param onProgress Optional callback for progress updates (loaded, total)
      */
-    static listAll(onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
-    static listAll(sessionDir?: string, onProgress?: SessionListProgress, signal?: AbortSignal): Promise<SessionInfo[]>;
+    static listAll(onProgress?: SessionListProgress, signal?: AbortSignalLike): Promise<SessionInfo[]>;
+    static listAll(sessionDir?: string, onProgress?: SessionListProgress, signal?: AbortSignalLike): Promise<SessionInfo[]>;
 
     // Beyond the reference:
     /**
@@ -870,9 +887,14 @@ export declare class SessionManager {
      * calling close() again does nothing.
      */
     close(): void;
-    /** close(), for `using sm = SessionManager.open(file)`. */
-    [Symbol.dispose](): void;
 }
+
+/**
+ * `[Symbol.dispose]()`: close(), for `using sm = SessionManager.open(file)`. Declared only
+ * where the program knows `Symbol.dispose` (lib esnext.disposable, TypeScript 5.2+, or
+ * @types/node), so that these declarations compile with any lib from es2020 up.
+ */
+export interface SessionManager extends DisposableWhereSupported {}
 
 // ===== Beyond the reference =====
 
@@ -954,7 +976,7 @@ export interface UsageReportOptions {
     /** IANA time zone name; default the local zone (`Intl.DateTimeFormat().resolvedOptions().timeZone`). */
     timezone?: string;
     onProgress?: (loaded: number, total: number) => void;
-    signal?: AbortSignal;
+    signal?: AbortSignalLike;
 }
 
 export interface UsageReportTotals {
@@ -1079,7 +1101,7 @@ export interface SessionSearchSource {
     sessionDir?: string;
     /** Progress of the listing, as for `list()` / `listAll()`. */
     onProgress?: SessionListProgress;
-    signal?: AbortSignal;
+    signal?: AbortSignalLike;
 }
 
 export interface SearchSessionsOptions extends SessionSearchSource {
@@ -1108,7 +1130,7 @@ export declare class SessionSearch {
     /** `filterAndSortSessions(sessions, query, sort, nameFilter)`, synchronously; the same SessionInfo objects every call. */
     search(query: string, sort?: SessionSearchSort, nameFilter?: SessionSearchNameFilter): SessionInfo[];
     /** Lists again: appended files are read from where the last listing stopped; new and deleted files show. */
-    refresh(options?: { onProgress?: SessionListProgress; signal?: AbortSignal }): Promise<void>;
+    refresh(options?: { onProgress?: SessionListProgress; signal?: AbortSignalLike }): Promise<void>;
     /** Lets go of the sessions and their native texts; later calls throw. */
     close(): void;
 }

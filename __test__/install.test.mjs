@@ -1,6 +1,7 @@
 // The package as users get it: the tarballs `npm run pack-all` wrote to pack/ are installed
 // into a fresh project outside the repository, offline (the platform package is not on the
-// registry, and nothing may come from it), with no cargo or rustc on PATH. Then, on Node 20,
+// registry, and nothing may come from it), with Rust hidden (cargo, rustc and rustup fail, and
+// nothing may call them) and the rest of the system's PATH as it is. Then, on Node 20,
 // 22 and 24, Bun and Deno: require (CommonJS), import (ESM), the README's example
 // (examples/write-sessions.mjs + examples/summary.mjs) and a script that lists, opens,
 // appends and builds a context; tsc --noEmit (module nodenext) against the installed types.
@@ -33,21 +34,32 @@ const RUNTIMES = [
 	{ name: "Deno", kind: "deno", bin: firstExisting(path.join(MODULES, "@deno", "linux-x64-glibc", "deno"), path.join(MODULES, "deno", "deno")) },
 ];
 
+const RUST_TOOLS = ["cargo", "rustc", "rustup"];
+
 /**
- * PATH without any folder that holds cargo, rustc or rustup (users have no Rust), and
- * without the node_modules/.bin folders `npm test` puts first (the repository's tools).
+ * What users have: the system's PATH without the node_modules/.bin folders `npm test` puts
+ * first (the repository's tools), and no Rust. Rust is hidden without hiding the system
+ * (Debian's rustc and cargo live in /usr/bin, beside sh and tar): a folder of failing
+ * cargo, rustc and rustup comes first on PATH, each noting its call in `callLog`, and
+ * CARGO_HOME and RUSTUP_HOME name an empty folder, so rustup's proxies find no toolchain.
  */
-function userPath() {
-	return (process.env.PATH ?? "")
-		.split(path.delimiter)
-		.filter((dir) => dir && !dir.split(path.sep).includes("node_modules"))
-		.filter((dir) => !["cargo", "rustc", "rustup"].some((tool) => fs.existsSync(path.join(dir, tool))))
-		.join(path.delimiter);
+function userEnvironment(root, callLog) {
+	const stubs = path.join(root, "no-rust", "bin");
+	const empty = path.join(root, "no-rust", "home");
+	fs.mkdirSync(stubs, { recursive: true });
+	fs.mkdirSync(empty, { recursive: true });
+	for (const tool of RUST_TOOLS) {
+		const script = `#!/bin/sh\necho "${tool} $*" >> "\${RUST_CALL_LOG:-/dev/null}"\necho "${tool}: hidden by the install test (users have no Rust)" >&2\nexit 127\n`;
+		fs.writeFileSync(path.join(stubs, tool), script, { mode: 0o755 });
+	}
+	const system = (process.env.PATH ?? "").split(path.delimiter).filter((dir) => dir && !dir.split(path.sep).includes("node_modules"));
+	return { PATH: [stubs, ...system].join(path.delimiter), CARGO_HOME: empty, RUSTUP_HOME: empty, RUST_CALL_LOG: callLog };
 }
 
 let work; // temp root: the project, its session folders, the agent dir
 let project;
 let env;
+let rustCalls; // what the cargo, rustc and rustup stand-ins were asked to do
 
 function run(bin, args, { cwd = project, extraEnv = {}, input } = {}) {
 	const r = spawnSync(bin, args, { cwd, env: { ...env, ...extraEnv }, encoding: "utf8", timeout: TIMEOUT_MS, input });
@@ -153,8 +165,9 @@ function install(dir, specs) {
 before(() => {
 	work = fs.mkdtempSync(path.join(os.tmpdir(), "pi-session-native-install-"));
 	project = path.join(work, "project");
-	env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_|^NAPI_RS_|^PI_/i.test(k)));
-	env.PATH = userPath();
+	env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_|^NAPI_RS_|^PI_|^RUSTUP_|^CARGO/i.test(k)));
+	rustCalls = path.join(work, "rust-calls.log");
+	Object.assign(env, userEnvironment(work, rustCalls));
 	env.PI_CODING_AGENT_DIR = path.join(work, "agent");
 	env.DENO_NO_UPDATE_CHECK = "1";
 	env.DENO_DIR = path.join(work, "deno-cache");
@@ -179,9 +192,15 @@ test("pack/ holds exactly the tarballs a release publishes for this host", () =>
 	assert.deepEqual(list(platform).sort(), ["package/README.md", `package/${HOST.binary}`, "package/package.json"].sort());
 });
 
-test("install offline into a fresh project without Rust on PATH", () => {
-	for (const tool of ["cargo", "rustc"]) {
-		assert.notEqual(run("sh", ["-c", `command -v ${tool}`], { cwd: work }).status, 0, `${tool} is still on PATH`);
+test("install offline into a fresh project, with Rust hidden", () => {
+	for (const tool of RUST_TOOLS) {
+		// the stand-in answers, and rustup's proxies (if called by path) find no toolchain
+		const r = run("sh", ["-c", `${tool} --version`], { cwd: work, extraEnv: { RUST_CALL_LOG: "/dev/null" } });
+		assert.equal(r.status, 127, `${tool} --version must fail:\n${r.out}`);
+		assert.match(r.stderr, new RegExp(`^${tool}: hidden by the install test`), r.out);
+	}
+	for (const tool of ["sh", "tar", "npm"]) {
+		assert.equal(run("sh", ["-c", `command -v ${tool}`], { cwd: work }).status, 0, `the system's ${tool} is on PATH`);
 	}
 	const { main, platform } = tarballs();
 	install(project, [main, platform]);
@@ -272,4 +291,9 @@ test("without a binary for the platform: an error that says what was tried and h
 	assert.match(riscv.message, /the package pi-session-native-linux-riscv64-gnu\b/);
 	assert.match(riscv.message, /There is no prebuilt binary for linux-riscv64-gnu; prebuilt: darwin-arm64, .*linux-x64-gnu/);
 	assert.match(riscv.message, /NAPI_RS_NATIVE_LIBRARY_PATH/);
+});
+
+test("nothing above called cargo, rustc or rustup", () => {
+	const calls = fs.existsSync(rustCalls) ? fs.readFileSync(rustCalls, "utf8").trim() : "";
+	assert.equal(calls, "", "the installed package must not need Rust");
 });

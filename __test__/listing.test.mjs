@@ -483,7 +483,7 @@ test("cache: listings of one folder that overlap, then changes, then warm listin
 test("cache: a folder of plain files answered whole from its last listing, then each kind of change", async () => {
 	// Where every file is a regular file with one link in a watched folder, a listing with
 	// nothing changed since the last one is answered without a look at any file (a memo kept
-	// by the watch, src/watch.rs, by list() and by listAll()): each change below must end
+	// by the watch, src/catalog/watch.rs, by list() and by listAll()): each change below must end
 	// that, whoever makes it. Each change comes twice, once after list() kept the memo and
 	// once after listAll() did, on other files.
 	await differential("cache: folder memo", async (d) => {
@@ -564,7 +564,7 @@ test("cache: a same-size rewrite in place with the modification time set back (b
 });
 
 test("cache: changes made outside the folder's own names (a symlink's target, another hard link, a descriptor opened earlier, the folder replaced)", async () => {
-	// A warm listing trusts what the folder's inotify watch saw (src/watch.rs): each change
+	// A warm listing trusts what the folder's inotify watch saw (src/catalog/watch.rs): each change
 	// here reaches a listed file without an event on the listed folder's names, or replaces
 	// the folder the watch is on.
 	await differential("cache: unseen changes", async (d) => {

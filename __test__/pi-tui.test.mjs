@@ -9,7 +9,9 @@
 // package's listing (and nothing of pi's) write its cache file there.
 //
 // pi needs Node >= 22.19, so this file runs in the Node 22 pass of __test__/run.mjs only
-// (the Node 20 pass skips it), and only where tmux is installed (.ci/run installs it).
+// (the Node 20 pass skips it), and only where tmux is installed (.ci/run installs it; no npm
+// package carries it): without tmux every test here is skipped, saying so, and with CI=true
+// that is a failure.
 //
 //   node __test__/run.mjs __test__/pi-tui.test.mjs
 import assert from "node:assert/strict";
@@ -23,12 +25,13 @@ import { encodeCwd, writeCorpus } from "./helpers/pi-corpus.mjs";
 import { layoutsUnavailable, packageIn as layoutFolder } from "./helpers/pi-layouts.mjs";
 import { formatCost, formatTokens } from "../extension/usage-view.mjs";
 import { closePicker, NODE22, PI_CLI, PiWindow, readPicker, REPO_ROOT, tmuxUnavailable } from "./helpers/pi-tmux.mjs";
+import { skipForMissingTool } from "./helpers/tools.mjs";
 
 const [major, minor] = process.versions.node.split(".").map(Number);
 const skip =
 	major < 22 || (major === 22 && minor < 19)
 		? `pi needs Node >= 22.19 (this is ${process.version}); the Node 22 pass runs it`
-		: (tmuxUnavailable() ?? false);
+		: skipForMissingTool(tmuxUnavailable());
 
 const { usageReport, checkSession } = createRequire(import.meta.url)("../index.js");
 

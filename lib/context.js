@@ -2,7 +2,7 @@
 // Assembling context messages from entry objects. Which entries make up the
 // context (the path, the compaction cut, the latest edit of each entry, where
 // the model and thinking level come from) is planned in Rust
-// (src/index.rs `context_plan`); this file only builds the message objects.
+// (src/session/index.rs `context_plan`); this file only builds the message objects.
 const native = require('./native.js');
 const { call } = require('./errors.js');
 const { keyOf, metaOf } = require('./keys.js');

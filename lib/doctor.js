@@ -1,5 +1,5 @@
 'use strict';
-// checkSession / repairSession: the doctor of src/doctor.rs, reading one
+// checkSession / repairSession: the doctor of src/catalog/doctor.rs, reading one
 // session file (never writing) or repairing what is safe to repair.
 const fs = require('fs');
 const native = require('./native.js');

@@ -1,5 +1,5 @@
 'use strict';
-// Native errors arrive as tagged messages (see src/binding.rs `to_napi`); this
+// Native errors arrive as tagged messages (see src/binding/mod.rs `to_napi`); this
 // turns them into the errors the reference throws: Node's own fs errors, the
 // TypeErrors JavaScript raises on malformed entries, and plain Errors.
 const util = require('util');

@@ -10,7 +10,7 @@ const paths = require('./paths.js');
 
 const NOT_A_SESSION = 'ERR_NOT_A_SESSION_FILE';
 
-/** `<timestamp>_<id>.jsonl` as pi names session files (src/doctor.rs `parse_file_name`). */
+/** `<timestamp>_<id>.jsonl` as pi names session files (src/catalog/doctor.rs `parse_file_name`). */
 const SESSION_FILE_NAME = /^\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-\d{3}Z_.+\.jsonl$/;
 
 /** What a file that is not a regular one is, for messages; undefined for a regular file. */

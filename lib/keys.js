@@ -1,7 +1,7 @@
 'use strict';
 // The index fields of an entry object, for entries that exist only in
 // JavaScript. Ids are Map keys in the reference, so non-string ids get the same
-// NUL-prefixed spelling the Rust side gives them (src/entry.rs `Key`).
+// NUL-prefixed spelling the Rust side gives them (src/format/entry.rs `Key`).
 
 let objectKeys = 0;
 

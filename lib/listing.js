@@ -1,6 +1,6 @@
 'use strict';
 // Finding and listing sessions. Each file is summarized in Rust off the main
-// thread (src/listing.rs); this file walks folders, applies the reference's
+// thread (src/catalog/listing.rs); this file walks folders, applies the reference's
 // ordering, filtering and progress rules, and builds the SessionInfo objects.
 const fs = require('fs');
 const fsp = require('fs/promises');

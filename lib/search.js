@@ -2,7 +2,7 @@
 // Searching sessions as pi's /resume does: `filterAndSortSessions` of the
 // reference (modes/interactive/components/session-selector-search.js) with
 // pi-tui's `fuzzyMatch`, over the sessions of `list()` or `listAll()`.
-// Parsing, matching and ranking run in Rust (src/search.rs) over texts
+// Parsing, matching and ranking run in Rust (src/catalog/search.rs) over texts
 // lowercased once per file version and kept with the listing cache; this file
 // lists, hands Rust the listing's order, and maps indices back to SessionInfo
 // objects. `re:` patterns are JavaScript regular expressions, so they run

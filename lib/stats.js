@@ -1,5 +1,5 @@
 'use strict';
-// Token and cost accounting, computed in Rust (src/usage.rs, src/usage_report.rs)
+// Token and cost accounting, computed in Rust (src/catalog/usage.rs, src/catalog/usage_report.rs)
 // with pi's rules: getSessionStats() and getUsageCostBreakdown() as pi 1.6.0
 // computes them (agent-session.js, usage-totals.js), and usageReport() across
 // sessions on the incremental scan. No entry object is built for a file read

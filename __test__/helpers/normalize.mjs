@@ -8,7 +8,9 @@
 //     millisecond numbers; all three forms of one instant share one number        -> <T1>, <T1:file>, <T1:ms>
 //   - 8-hex-char entry ids                                                        -> <ID1>, <ID2> ...
 // Tokens listed as "kept" (found in the input data) are left as they are, as are
-// timestamps outside the window [process start - 10 min, now + 10 min].
+// timestamps outside the window [process start - 10 min, now + 10 min]; but an 8-hex value
+// in an id field ("id", "parentId", ...) is always an entry id, even when the same digits
+// occur elsewhere in the input (a random id "05366875" beside a cost of 0.05366875).
 //
 // render() turns any value into lines "path = value", one per leaf, with object kinds
 // and an identity ordinal "#n" per object: ordinals persist across calls (per side), so
@@ -24,6 +26,10 @@ const ISO_RE = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z/g;
 const FILE_TS_RE = /\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z/g;
 const MS_RE = /(?<![0-9.])\d{13}(?![0-9.])/g;
 const HEX8_RE = /(?<![0-9A-Za-z_])[0-9a-f]{8}(?![0-9A-Za-z_])/g;
+const ID_KEYS = ["id", "parentId", "targetId", "firstKeptEntryId", "fromId", "leafId", "entryId"];
+const ID_KEY_BEFORE_RE = new RegExp(`"(?:${ID_KEYS.join("|")})":\\s*"$`);
+const ID_PATH_RE = new RegExp(`\\.(?:${ID_KEYS.join("|")})$`);
+const HEX8_WHOLE_RE = /^[0-9a-f]{8}$/;
 const TOKEN_RE = new RegExp(
 	`(${UUID_RE.source})|(${ISO_RE.source})|(${FILE_TS_RE.source})|(${MS_RE.source})|${HEX8_RE.source}`,
 	"g",
@@ -80,8 +86,9 @@ export class Normalizer {
 		let out = s;
 		for (const [from, to] of this.literals) if (out.includes(from)) out = out.split(from).join(to);
 		// One pass; at each position the alternatives are tried in order (UUID before its 8-hex prefix).
-		return out.replace(TOKEN_RE, (m, uuid, iso, fileTs, ms) => {
-			if (this.keep.has(m)) return m;
+		return out.replace(TOKEN_RE, (m, uuid, iso, fileTs, ms, offset, whole) => {
+			const inIdField = !uuid && !iso && !fileTs && !ms && ID_KEY_BEFORE_RE.test(whole.slice(Math.max(0, offset - 24), offset));
+			if (this.keep.has(m) && !inIdField) return m;
 			if (uuid) return `<UUID${this._ord("UUID", m)}>`;
 			if (iso) {
 				const t = Date.parse(m);
@@ -94,6 +101,12 @@ export class Normalizer {
 			if (ms) return this._inWindow(Number(m)) ? this.instant(Number(m), ":ms") : m;
 			return `<ID${this._ord("ID", m)}>`;
 		});
+	}
+
+	/** A string at `path`: an 8-hex value in an id field is an entry id whatever `keep` says. */
+	field(s, path) {
+		if (HEX8_WHOLE_RE.test(s) && ID_PATH_RE.test(path)) return `<ID${this._ord("ID", s)}>`;
+		return this.text(s);
 	}
 
 	number(n) {
@@ -168,7 +181,7 @@ export function render(value, { norm, ids, opaque = () => undefined }, rootPath 
 				lines.push(`${path} = ${v}n`);
 				return;
 			case "string":
-				lines.push(`${path} = ${JSON.stringify(norm.text(v))}`);
+				lines.push(`${path} = ${JSON.stringify(norm.field(v, path))}`);
 				return;
 			case "symbol":
 				lines.push(`${path} = ${v.toString()}`);

@@ -17,7 +17,7 @@ export const PI_CLI = path.join(REPO_ROOT, "node_modules", "@earendil-works", "p
 /** Why pi cannot be driven here, or null. */
 export function tmuxUnavailable() {
 	const run = spawnSync("tmux", ["-V"], { encoding: "utf8" });
-	if (run.error || run.status !== 0) return "tmux is not installed (.ci/run installs it with apt-get)";
+	if (run.error || run.status !== 0) return "tmux is not on PATH (no npm package carries it: apt-get install tmux, as .ci/run does)";
 	if (!fs.existsSync(NODE22)) return `${NODE22} is missing (npm ci installs the devDependencies)`;
 	if (!fs.existsSync(PI_CLI)) return `${PI_CLI} is missing (npm ci installs the devDependencies)`;
 	return null;

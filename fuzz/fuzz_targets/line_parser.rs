@@ -23,8 +23,9 @@ mod deep;
 
 
 use libfuzzer_sys::fuzz_target;
-use pi_session_native::entry::{self, EntryMeta, Kind, LineRead, Role};
-use pi_session_native::json::{self, Change, Cursor, JsValue};
+use pi_session_native::format::entry::{self, EntryMeta, Kind, LineRead, Role};
+use pi_session_native::format::json::{self, Cursor, JsValue};
+use pi_session_native::format::json_text::{self, Change};
 
 fuzz_target!(|data: &[u8]| {
     check_line(data);
@@ -51,30 +52,30 @@ fn check_line(data: &[u8]) {
     check_read_line(data, &text, parsed.as_ref().ok());
 
     if let Ok(value) = &parsed {
-        let once = json::stringify(value);
+        let once = json_text::stringify(value);
         assert!(
             std::str::from_utf8(&once).is_ok(),
             "stringify wrote invalid UTF-8: {once:?}"
         );
         let again = json::parse(&once).expect("stringify output must parse");
         assert_eq!(
-            json::stringify(&again),
+            json_text::stringify(&again),
             once,
             "stringify(parse(stringify(v))) differs"
         );
         if once.first() == Some(&b'{') {
             assert!(
-                json::canonical_members(&once).is_some(),
+                json_text::canonical_members(&once).is_some(),
                 "stringify output not recognised as canonical: {:?}",
                 String::from_utf8_lossy(&once)
             );
         }
     }
 
-    if let Some(members) = json::canonical_members(data) {
+    if let Some(members) = json_text::canonical_members(data) {
         let value = parsed.as_ref().expect("a canonical line must parse");
         assert_eq!(
-            json::stringify(value),
+            json_text::stringify(value),
             data,
             "canonical_members accepted a line that is not stringify(parse(line))"
         );
@@ -100,11 +101,11 @@ fn check_deep_line(data: &[u8]) {
         "line_is_skipped and read_line disagree"
     );
     if let Ok(value) = &parsed {
-        let once = json::stringify(value);
-        if let Some(members) = json::canonical_members(&once) {
+        let once = json_text::stringify(value);
+        if let Some(members) = json_text::canonical_members(&once) {
             if let Some(&(key, ..)) = members.first() {
                 if let Ok(key) = std::str::from_utf8(key) {
-                    let _ = json::patch_line(&once, &[(key, None)]);
+                    let _ = json_text::patch_line(&once, &[(key, None)]);
                 }
             }
         }
@@ -136,7 +137,7 @@ fn check_spans(line: &[u8], value: &JsValue, members: &[(&[u8], usize, usize)]) 
         assert_eq!(&line[key_start + 1..key_start + 1 + key.len()], *key);
         assert_eq!(&line[start - 2..*start], b"\":");
         let mut quoted = Vec::new();
-        json::write_string(&mut quoted, parsed_key);
+        json_text::write_string(&mut quoted, parsed_key);
         assert_eq!(
             &quoted[1..quoted.len() - 1],
             *key,
@@ -144,7 +145,7 @@ fn check_spans(line: &[u8], value: &JsValue, members: &[(&[u8], usize, usize)]) 
         );
         assert_eq!(
             &line[*start..*end],
-            json::stringify(parsed_value).as_slice(),
+            json_text::stringify(parsed_value).as_slice(),
             "member span is not the member's value"
         );
     }
@@ -196,8 +197,8 @@ fn change_sets<'a>(
 }
 
 fn check_patch(line: &[u8], changes: &[Change]) {
-    let fast = json::patch_line(line, changes).expect("patch of a canonical line");
-    let slow = json::rewrite_line(line, |v| {
+    let fast = json_text::patch_line(line, changes).expect("patch of a canonical line");
+    let slow = json_text::rewrite_line(line, |v| {
         for (key, to) in changes {
             match to {
                 Some(text) => v.set(key, json::parse(text).expect("change text parses")),

@@ -25,10 +25,10 @@ mod deep;
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use pi_session_native::entry::{self, EntryMeta, Kind, LineRead};
-use pi_session_native::index::{is_truthy_key, EntryIndex};
-use pi_session_native::json;
-use pi_session_native::listing;
+use pi_session_native::format::entry::{self, EntryMeta, Kind, LineRead};
+use pi_session_native::session::index::{is_truthy_key, EntryIndex};
+use pi_session_native::format::json;
+use pi_session_native::catalog::listing;
 use pi_session_native::session::{self, HeaderScan, OpenOutcome, Session, SessionError};
 
 const HEADER: &[u8] =
@@ -354,20 +354,20 @@ fn check_index(index: &EntryIndex) {
     assert!(tree.js_sort.iter().all(|&c| (c as usize) < count));
     // A tree (each node at one place at most) once the pending first places are
     // taken, unless the reference's walk ends on it.
-    let forest = pi_session_native::index::Forest {
+    let forest = pi_session_native::session::index::Forest {
         roots: tree.roots.clone(),
         child_start: tree.child_start.clone(),
         children: tree.children.clone(),
     };
     let forest = if tree.first_places_pending {
-        pi_session_native::index::tree_where_ids_repeat(forest)
+        pi_session_native::session::index::tree_where_ids_repeat(forest)
     } else {
         forest
     };
     // Shared nodes stay only where the reference's own walk ends.
-    let bounded = pi_session_native::index::reference_walk_visits(
+    let bounded = pi_session_native::session::index::reference_walk_visits(
         &forest,
-        pi_session_native::index::REFERENCE_WALK_LIMIT,
+        pi_session_native::session::index::REFERENCE_WALK_LIMIT,
     )
     .is_some();
     let mut placed = vec![false; count];

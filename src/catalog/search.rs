@@ -13,8 +13,8 @@
 
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::json::{self, JsValue};
-use crate::jsstring::{self as js, is_js_whitespace_unit};
+use crate::format::json::{self, JsValue};
+use crate::format::jsstring::{self as js, is_js_whitespace_unit};
 
 /// Match tiers, best first; a tier outweighs any fuzzy score.
 const TIER_NAME: f64 = 0.0;

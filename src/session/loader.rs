@@ -6,8 +6,8 @@
 use std::fs::File;
 use std::path::Path;
 
-use crate::entry::{read_line, Kind, LineRead};
-use crate::store::{self, IoFailure};
+use crate::format::entry::{read_line, Kind, LineRead};
+use crate::session::store::{self, IoFailure};
 
 /// The lines `loadEntriesFromFile` parses into entries, decoded as the
 /// reference's UTF-8 decoder reads them; empty when the file is not a session.

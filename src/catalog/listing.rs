@@ -4,12 +4,16 @@
 
 use std::borrow::Cow;
 
-use crate::entry::{for_each_element, for_each_member};
-use crate::json::{self, Cursor, JsValue, SyntaxError};
-use crate::usage::{self, UsageTally};
+use crate::catalog::usage::{self, UsageTally};
+use crate::format::entry::{for_each_element, for_each_member};
+use crate::format::json::{self, Cursor, SyntaxError};
+use crate::format::json_text;
+use crate::format::jsvalue::{
+    join_string, string_at, string_here, text_literal, value_at, wtf8_trim, Throws,
+};
 
 /// Writes a summary for the persistent listing cache.
-pub fn encode_summary(summary: &SessionSummary, out: &mut crate::scanner::Encoder) {
+pub fn encode_summary(summary: &SessionSummary, out: &mut crate::catalog::codec::Encoder) {
     out.bytes(summary.header.as_bytes());
     out.u64(summary.message_count as u64);
     out.bytes(&summary.first_message);
@@ -20,14 +24,14 @@ pub fn encode_summary(summary: &SessionSummary, out: &mut crate::scanner::Encode
     encode_tally(summary.usage.as_ref(), out);
 }
 
-fn encode_tally(tally: Option<&UsageTally>, out: &mut crate::scanner::Encoder) {
+fn encode_tally(tally: Option<&UsageTally>, out: &mut crate::catalog::codec::Encoder) {
     out.u64(tally.is_some() as u64);
     if let Some(t) = tally {
         t.encode(out);
     }
 }
 
-fn decode_tally(input: &mut crate::scanner::Decoder) -> Option<Option<UsageTally>> {
+fn decode_tally(input: &mut crate::catalog::codec::Decoder) -> Option<Option<UsageTally>> {
     match input.u64()? {
         0 => Some(None),
         1 => Some(Some(UsageTally::decode(input)?)),
@@ -35,7 +39,7 @@ fn decode_tally(input: &mut crate::scanner::Decoder) -> Option<Option<UsageTally
     }
 }
 
-pub fn decode_summary(input: &mut crate::scanner::Decoder) -> Option<SessionSummary> {
+pub fn decode_summary(input: &mut crate::catalog::codec::Decoder) -> Option<SessionSummary> {
     Some(SessionSummary {
         header: input.string()?,
         message_count: input.u64()? as u32,
@@ -90,143 +94,6 @@ impl SessionSummary {
         }
     }
 }
-
-fn is_js_whitespace(c: char) -> bool {
-    matches!(
-            c,
-            '\u{9}'..='\u{d}'
-                | ' '
-                | '\u{a0}'
-                | '\u{1680}'
-                | '\u{2000}'..='\u{200a}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202f}'
-                | '\u{205f}'
-                | '\u{3000}'
-                | '\u{feff}'
-    )
-}
-
-/// The code point starting at `bytes[0]` of WTF-8 text and its length.
-fn wtf8_char(bytes: &[u8]) -> (u32, usize) {
-    let lead = bytes[0] as u32;
-    let len = match lead {
-        0..=0x7f => return (lead, 1),
-        0xc0..=0xdf => 2,
-        0xe0..=0xef => 3,
-        _ => 4,
-    }
-    .min(bytes.len());
-    let mut cp = lead & (0x7f >> len);
-    for &b in &bytes[1..len] {
-        cp = (cp << 6) | (b as u32 & 0x3f);
-    }
-    (cp, len)
-}
-
-fn is_ws_cp(cp: u32) -> bool {
-    char::from_u32(cp).is_some_and(is_js_whitespace)
-}
-
-/// `trim()` of WTF-8 text (which may hold lone surrogates).
-pub fn wtf8_trim(mut s: &[u8]) -> &[u8] {
-    while !s.is_empty() {
-        let (cp, len) = wtf8_char(s);
-        if !is_ws_cp(cp) {
-            break;
-        }
-        s = &s[len..];
-    }
-    while !s.is_empty() {
-        let mut start = s.len() - 1;
-        while start > 0 && s[start] & 0xc0 == 0x80 {
-            start -= 1;
-        }
-        let (cp, _) = wtf8_char(&s[start..]);
-        if !is_ws_cp(cp) {
-            break;
-        }
-        s = &s[..start];
-    }
-    s
-}
-
-/// Nesting beyond which `Array.prototype.join` overflows V8's stack (about 3,100
-/// to 3,200 levels depending on the Node version); the reference then leaves the
-/// file out of the listing.
-const MAX_JOIN_DEPTH: usize = 3000;
-
-/// `String(value)` as `Array.prototype.join` applies it to each element (WTF-8),
-/// without recursion.
-pub(crate) fn join_string(value: Option<&JsValue>, out: &mut Vec<u8>) -> Result<(), Throws> {
-    enum Step<'v> {
-        Value(&'v JsValue, usize),
-        Comma,
-    }
-    let Some(value) = value else { return Ok(()) };
-    let mut todo = vec![Step::Value(value, 0)];
-    while let Some(step) = todo.pop() {
-        match step {
-            Step::Comma => out.push(b','),
-            Step::Value(v, depth) => match v {
-                JsValue::Null => {}
-                JsValue::Str(s) => out.extend_from_slice(s),
-                JsValue::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
-                JsValue::Num(n) => json::write_number(out, *n),
-                JsValue::Obj(_) => out.extend_from_slice(b"[object Object]"),
-                JsValue::Arr(items) => {
-                    if depth >= MAX_JOIN_DEPTH {
-                        return Err(Throws);
-                    }
-                    for (i, item) in items.iter().enumerate().rev() {
-                        todo.push(Step::Value(item, depth + 1));
-                        if i > 0 {
-                            todo.push(Step::Comma);
-                        }
-                    }
-                }
-            },
-        }
-    }
-    Ok(())
-}
-
-/// `JSON.stringify` of WTF-8 text. Runs of bytes that need no escape (nearly
-/// all of a message text) are copied whole; the rest goes through
-/// `json::write_string`.
-pub fn text_literal(text: &[u8]) -> String {
-    let mut out = Vec::with_capacity(text.len() + text.len() / 16 + 2);
-    out.push(b'"');
-    let mut start = 0;
-    let mut i = 0;
-    while i < text.len() {
-        let b = text[i];
-        // 0xED may start a lone surrogate, which is escaped.
-        if b >= 0x20 && b != b'"' && b != b'\\' && b != 0xED {
-            i += 1;
-            continue;
-        }
-        out.extend_from_slice(&text[start..i]);
-        let len = if b == 0xED { 3.min(text.len() - i) } else { 1 };
-        let mut escaped = Vec::with_capacity(8);
-        json::write_string(&mut escaped, &text[i..i + len]);
-        out.extend_from_slice(&escaped[1..escaped.len() - 1]);
-        i += len;
-        start = i;
-    }
-    out.extend_from_slice(&text[start..]);
-    out.push(b'"');
-    // Lone surrogates are escaped, so the literal is UTF-8 unless the text was
-    // not WTF-8 to begin with.
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
-}
-
-/// A step of the reference's summary that throws in JavaScript (a null message,
-/// content that is not a string or an array, a null content block, a name that
-/// is not a string): the whole file is then left out of the listing.
-#[derive(Debug)]
-pub(crate) struct Throws;
 
 /// What the summary needs of one line, read without building the entry.
 #[derive(Default)]
@@ -368,30 +235,6 @@ fn read_facts(line: &[u8], keep_text: bool) -> Result<Option<LineFacts<'_>>, Syn
     Ok(Some(facts))
 }
 
-/// The string value at `text` (the span of a value), or `None` for another kind
-/// of value.
-fn string_at(text: &[u8]) -> Option<Vec<u8>> {
-    string_here(&mut Cursor::new(text)).ok()
-}
-
-/// The string at the cursor, as the reference sees it: it decodes the line
-/// with replacement characters before parsing. Only the strings kept are
-/// checked, not whole lines: replacing bytes never moves a quote, backslash or
-/// other ASCII byte, so the rest of the line parses the same either way.
-pub(crate) fn string_here(cur: &mut Cursor) -> Result<Vec<u8>, SyntaxError> {
-    let start = cur.i;
-    let text = json::parse_string(cur)?;
-    let raw = &cur.s[start..cur.i];
-    if std::str::from_utf8(raw).is_ok() {
-        return Ok(text);
-    }
-    json::parse_string(&mut Cursor::new(&json::decode_lossy(raw)))
-}
-
-fn value_at(text: &[u8]) -> JsValue {
-    json::parse(&json::decode_lossy(text)).unwrap_or(JsValue::Null)
-}
-
 /// Roles whose message text the summary keeps.
 fn text_counts(role: &[u8]) -> bool {
     role == b"user" || role == b"assistant"
@@ -503,7 +346,7 @@ impl Summarizer {
     }
 
     /// Writes the state for the persistent listing cache.
-    pub fn encode(&self, out: &mut crate::scanner::Encoder) {
+    pub fn encode(&self, out: &mut crate::catalog::codec::Encoder) {
         out.opt_bytes(self.header.as_deref().map(str::as_bytes));
         out.u64(self.rejected as u64);
         out.u64(self.message_count as u64);
@@ -515,7 +358,7 @@ impl Summarizer {
         encode_tally(self.tally.as_ref(), out);
     }
 
-    pub fn decode(input: &mut crate::scanner::Decoder) -> Option<Summarizer> {
+    pub fn decode(input: &mut crate::catalog::codec::Decoder) -> Option<Summarizer> {
         Some(Summarizer {
             header: input.opt_string()?,
             rejected: input.u64()? != 0,
@@ -621,11 +464,12 @@ impl Summarizer {
             _ => {
                 if let Some(t) = facts.entry_timestamp.map(|(s, e)| &line[s..e]) {
                     match string_at(t)
-                        .and_then(|s| crate::entry::iso_time(&String::from_utf8_lossy(&s)))
+                        .and_then(|s| crate::format::entry::iso_time(&String::from_utf8_lossy(&s)))
                     {
                         Some(time) => self.activity(time),
                         None => self.unparsed_times.push(
-                            String::from_utf8_lossy(&json::stringify(&value_at(t))).into_owned(),
+                            String::from_utf8_lossy(&json_text::stringify(&value_at(t)))
+                                .into_owned(),
                         ),
                     }
                 }
@@ -891,7 +735,7 @@ mod tests {
         ];
         for text in texts {
             let mut expected = Vec::new();
-            json::write_string(&mut expected, text);
+            json_text::write_string(&mut expected, text);
             assert_eq!(
                 text_literal(text),
                 String::from_utf8_lossy(&expected),

@@ -6,8 +6,9 @@
 
 use foldhash::HashSet;
 
-use crate::entry::{EntryMeta, Kind};
-use crate::json::{self, JsValue};
+use crate::format::entry::{EntryMeta, Kind};
+use crate::format::json::{self, JsValue};
+use crate::format::json_text;
 
 pub const CURRENT_SESSION_VERSION: f64 = 3.0;
 
@@ -119,7 +120,7 @@ fn describe_primitive(value: &JsValue) -> String {
     match value {
         JsValue::Num(n) => {
             let mut out = Vec::new();
-            json::write_number(&mut out, *n);
+            json_text::write_number(&mut out, *n);
             format!("number '{}'", String::from_utf8_lossy(&out))
         }
         JsValue::Str(s) => format!("string '{}'", String::from_utf8_lossy(s)),
@@ -184,7 +185,7 @@ pub fn migrate_lines(plan: &MigrationPlan, lines: &[&[u8]]) -> Result<Vec<Vec<u8
         // Every line given here was accepted by the entry reader, so it parses.
         let mut value = json::parse(&text).unwrap_or(JsValue::Null);
         apply(plan, i, &mut value)?;
-        out.push(json::stringify(&value));
+        out.push(json_text::stringify(&value));
     }
     Ok(out)
 }
@@ -192,7 +193,7 @@ pub fn migrate_lines(plan: &MigrationPlan, lines: &[&[u8]]) -> Result<Vec<Vec<u8
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entry::{read_line, LineRead};
+    use crate::format::entry::{read_line, LineRead};
 
     fn metas(lines: &[&str]) -> Vec<EntryMeta> {
         lines

@@ -1,6 +1,15 @@
-//! One session: its index, the bytes of its entries and where they are persisted.
-//! This is the state behind the JavaScript `SessionManager`; JavaScript keeps only
-//! the entry objects it has handed out.
+//! One session file: read the way the reference reads (`store`), indexed
+//! (`index`), written by whole lines and whole-file rewrites, assembled from
+//! ranges of another (`assembly`), its open files pooled (`file_pool`).
+//! This module is the session itself: its index, the bytes of its entries and
+//! where they are persisted, the state behind the JavaScript `SessionManager`;
+//! JavaScript keeps only the entry objects it has handed out.
+
+pub mod assembly;
+pub mod file_pool;
+pub mod index;
+pub mod loader;
+pub mod store;
 
 use foldhash::HashSet;
 use std::borrow::Cow;
@@ -8,14 +17,15 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::assembly::{self, Assembly};
-use crate::entry::{read_line, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY};
-use crate::file_pool::{self, line_hash, FileIdentity, Gone, PoolOwner};
-use crate::index::{EntryIndex, NullishMessage};
-use crate::json::{self, JsValue};
-use crate::migrate::{self, MigrateError};
+use crate::format::entry::{read_line, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY};
+use crate::format::json::{self, JsValue};
+use crate::format::json_text;
+use crate::format::migrate::{self, MigrateError};
 use crate::parallel;
-use crate::store::{self, IoFailure};
+use assembly::Assembly;
+use file_pool::{line_hash, FileIdentity, Gone, PoolOwner};
+use index::{EntryIndex, NullishMessage};
+use store::IoFailure;
 
 pub const MAX_SESSION_HEADER_SCAN_BYTES: usize = 1024 * 1024;
 
@@ -172,7 +182,7 @@ fn not_a_session(path: &Path) -> SessionError {
 
 /// The JSON text of the value a key stands for; `None` is undefined.
 pub fn key_json(key: &str) -> Option<Vec<u8>> {
-    key_value(key).map(|v| json::stringify(&v))
+    key_value(key).map(|v| json_text::stringify(&v))
 }
 
 /// The JSON value a key stands for; `None` is undefined.
@@ -711,7 +721,7 @@ impl Session {
             });
             let mut new_meta = meta.clone();
             new_meta.parent = parent.clone().unwrap_or_else(|| NULL_KEY.into());
-            new_meta.parent_truthy = crate::index::is_truthy_key(&new_meta.parent);
+            new_meta.parent_truthy = crate::session::index::is_truthy_key(&new_meta.parent);
             if let Some(fk) = &first_kept {
                 new_meta.first_kept = fk.clone();
             }
@@ -748,7 +758,7 @@ impl Session {
         // The first recreated label hangs off `lastEntry?.id || null`.
         if parent
             .as_deref()
-            .is_some_and(|k| !crate::index::is_truthy_key(k))
+            .is_some_and(|k| !crate::session::index::is_truthy_key(k))
         {
             parent = None;
         }
@@ -879,7 +889,7 @@ impl Session {
         to: usize,
     ) -> Result<Patched, SessionError> {
         let changes_of = |i: usize| {
-            let mut changes: Vec<json::Change> = vec![(
+            let mut changes: Vec<json_text::Change> = vec![(
                 "parentId",
                 Some(outcome.parents[i].as_deref().map_or(b"null".to_vec(), |k| {
                     key_json(k).unwrap_or_else(|| b"null".to_vec())
@@ -934,12 +944,12 @@ impl Session {
                 };
                 match in_file {
                     Some((offset, hash))
-                        if unchanged(k) && json::canonical_members(old).is_some() =>
+                        if unchanged(k) && json_text::canonical_members(old).is_some() =>
                     {
                         out.assembly.copy(offset, old.len() as u64 + 1);
                         out.spans.push(Some((at, old.len(), hash)));
                     }
-                    _ => match json::patch_line(old, &changes_of(k)) {
+                    _ => match json_text::patch_line(old, &changes_of(k)) {
                         Ok(new) => {
                             out.spans.push(Some((at, new.len(), line_hash(&new))));
                             out.assembly.write_with(|b| {
@@ -988,7 +998,7 @@ fn label_line(
     if let Some(label) = value.get("label") {
         members.push((b"label".to_vec(), label.clone()));
     }
-    Ok(json::stringify(&JsValue::Obj(members)))
+    Ok(json_text::stringify(&JsValue::Obj(members)))
 }
 
 /// Lines kept as (offset, length, value), the length read and whether the last
@@ -1162,9 +1172,9 @@ pub fn fork_file(
         };
         let as_is = !copying
             || meta.kind == Kind::Session
-            || json::canonical_members(line).is_some()
+            || json_text::canonical_members(line).is_some()
             || !line.starts_with(b"{") && is_canonical_value(line);
-        let rewritten = (!as_is).then(|| json::rewrite_line(line, |_| {}).map_err(|_| ()));
+        let rewritten = (!as_is).then(|| json_text::rewrite_line(line, |_| {}).map_err(|_| ()));
         let hash = (copying && as_is).then(|| line_hash(line));
         Some((meta, rewritten, hash))
     })?;
@@ -1231,7 +1241,7 @@ pub fn fork_file(
 
 /// A line holding a primitive or array already as `JSON.stringify` writes it.
 fn is_canonical_value(line: &[u8]) -> bool {
-    json::rewrite_line(line, |_| {}).is_ok_and(|c| c == line)
+    json_text::rewrite_line(line, |_| {}).is_ok_and(|c| c == line)
 }
 
 #[cfg(test)]

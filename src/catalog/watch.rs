@@ -322,7 +322,7 @@ mod tests {
     }
 
     fn read_names(dir: &Path) -> std::io::Result<Vec<String>> {
-        crate::discovery::session_names_lossy(dir)
+        crate::catalog::discovery::session_names_lossy(dir)
     }
 
     /// Opens a view and stats every name through it, as a listing does;
@@ -331,7 +331,8 @@ mod tests {
         let view = View::open(dir);
         let names = view.names(|| read_names(dir)).unwrap();
         let dirs = [dir.to_path_buf()];
-        let folders = crate::discovery::HeldFolders::open(&dirs, &[true]).with_views(vec![view]);
+        let folders =
+            crate::catalog::discovery::HeldFolders::open(&dirs, &[true]).with_views(vec![view]);
         for name in &names {
             folders.stat(0, name).unwrap();
         }

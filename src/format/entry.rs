@@ -4,7 +4,8 @@
 
 use std::borrow::Cow;
 
-use crate::json::{self, Cursor, SyntaxError};
+use crate::format::json::{self, Cursor, SyntaxError};
+use crate::format::json_text;
 
 /// A JavaScript value used as a Map key by the reference (`byId.get(entry.id)`).
 /// Strings are themselves; anything else gets a NUL-prefixed spelling that no
@@ -16,7 +17,7 @@ pub const NULL_KEY: &str = "\0null";
 
 pub fn key_of_number(n: f64) -> Key {
     let mut out = Vec::new();
-    json::write_number(&mut out, n);
+    json_text::write_number(&mut out, n);
     let text = if n.is_nan() {
         "NaN".to_string()
     } else if n.is_infinite() {

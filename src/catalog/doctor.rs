@@ -8,10 +8,11 @@ use std::fs::{self, File};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use crate::entry::{read_line, Key, Kind, LineRead};
-use crate::json::{self, Cursor};
+use crate::format::entry::{read_line, Key, Kind, LineRead};
+use crate::format::json::{self, Cursor};
+use crate::format::json_text;
+use crate::session::store::{self, IoFailure};
 use crate::session::{read_header, HeaderScan, SessionError};
-use crate::store::{self, IoFailure};
 
 /// V8's longest string (`buffer.constants.MAX_STRING_LENGTH` on Node 20 and 22):
 /// the reference keeps an unfinished line in one string and throws `RangeError:
@@ -639,11 +640,11 @@ fn header_line(id: &str, timestamp: &str, cwd: &str, version: u32) -> Vec<u8> {
     let mut out = b"{\"type\":\"session\",\"version\":".to_vec();
     out.extend_from_slice(version.to_string().as_bytes());
     out.extend_from_slice(b",\"id\":");
-    json::write_string(&mut out, id.as_bytes());
+    json_text::write_string(&mut out, id.as_bytes());
     out.extend_from_slice(b",\"timestamp\":");
-    json::write_string(&mut out, timestamp.as_bytes());
+    json_text::write_string(&mut out, timestamp.as_bytes());
     out.extend_from_slice(b",\"cwd\":");
-    json::write_string(&mut out, cwd.as_bytes());
+    json_text::write_string(&mut out, cwd.as_bytes());
     out.push(b'}');
     out
 }
@@ -891,7 +892,7 @@ fn tree_findings(entries: &[(u64, &EntryFacts)], out: &mut Collector) {
 
 fn quoted(id: &str) -> String {
     let mut out = Vec::new();
-    json::write_string(&mut out, id.as_bytes());
+    json_text::write_string(&mut out, id.as_bytes());
     String::from_utf8_lossy(&out).into_owned()
 }
 

@@ -5,7 +5,7 @@
 //! keeps the most recently used few open, reopening on demand. A reopened file
 //! must be the same file (device and inode) as the one the session read; the
 //! bytes of each line are checked against the hash taken when it was read (see
-//! `session.rs`), so a file rewritten in place is noticed too.
+//! `session::Session`), so a file rewritten in place is noticed too.
 
 use std::fs::{File, OpenOptions};
 use std::hash::{BuildHasher, Hasher};
@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::store::IoFailure;
+use crate::session::store::IoFailure;
 
 /// Files kept open for reading lines, and for appending, across all sessions.
 pub const READ_SLOTS: usize = 8;

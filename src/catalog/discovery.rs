@@ -5,7 +5,7 @@ use std::ffi::{OsStr, OsString};
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::entry::{Kind, LineRead};
+use crate::format::entry::{Kind, LineRead};
 
 use crate::session::{read_header, HeaderScan};
 
@@ -69,10 +69,10 @@ impl<'a> Folder<'a> {
                 let line = &buf[..end];
                 // Most headers hold another id: told from the bytes, with the
                 // line only checked to parse (else the header may follow).
-                if cannot_hold(line, id) && !crate::entry::line_is_skipped(line) {
+                if cannot_hold(line, id) && !crate::format::entry::line_is_skipped(line) {
                     return None;
                 }
-                match crate::entry::read_line(line) {
+                match crate::format::entry::read_line(line) {
                     LineRead::Entry(meta) => {
                         return (meta.kind == Kind::Session && meta_has_id(&meta, id))
                             .then(|| line.to_vec());
@@ -129,13 +129,13 @@ fn discovery_header(path: &Path) -> Option<Vec<u8>> {
 }
 
 fn header_has_id(line: &[u8], id: &str) -> bool {
-    match crate::entry::read_line(line) {
+    match crate::format::entry::read_line(line) {
         LineRead::Entry(header) => meta_has_id(&header, id),
         LineRead::Skipped => false,
     }
 }
 
-fn meta_has_id(meta: &crate::entry::EntryMeta, id: &str) -> bool {
+fn meta_has_id(meta: &crate::format::entry::EntryMeta, id: &str) -> bool {
     meta.id_is_string && &*meta.id == id
 }
 
@@ -262,8 +262,8 @@ pub fn recent_files(dir: &Path) -> Option<Vec<PathBuf>> {
 pub struct HeldFolders<'a> {
     dirs: &'a [PathBuf],
     held: Vec<Option<Folder<'a>>>,
-    /// Per folder, what its watch vouches for (crate::watch).
-    views: Vec<crate::watch::View>,
+    /// Per folder, what its watch vouches for (crate::catalog::watch).
+    views: Vec<crate::catalog::watch::View>,
 }
 
 impl<'a> HeldFolders<'a> {
@@ -281,12 +281,12 @@ impl<'a> HeldFolders<'a> {
     }
 
     /// The views, for a later pass over the same folders.
-    pub fn into_views(self) -> Vec<crate::watch::View> {
+    pub fn into_views(self) -> Vec<crate::catalog::watch::View> {
         self.views
     }
 
     /// Stats files through their folders' watches (one view per folder).
-    pub fn with_views(mut self, views: Vec<crate::watch::View>) -> Self {
+    pub fn with_views(mut self, views: Vec<crate::catalog::watch::View>) -> Self {
         self.views = views;
         self
     }
@@ -333,8 +333,10 @@ impl<'a> HeldFolders<'a> {
 /// The `.jsonl` names of `dir` as `session_names_lossy` gives them, with the
 /// view its files are to be stat'ed through: names read now, or known from
 /// an earlier listing where the folder's watch saw none come or go.
-pub fn watched_session_names(dir: &Path) -> std::io::Result<(Vec<String>, crate::watch::View)> {
-    let view = crate::watch::View::open(dir);
+pub fn watched_session_names(
+    dir: &Path,
+) -> std::io::Result<(Vec<String>, crate::catalog::watch::View)> {
+    let view = crate::catalog::watch::View::open(dir);
     let names = view.names(|| session_names_lossy(dir))?;
     Ok((names, view))
 }
@@ -356,14 +358,16 @@ pub struct Candidate {
 /// cannot be read has none), newest mtime first and files without a stat
 /// last; ties keep the order of `dirs`, then of names (`readdir`'s). Also,
 /// for each folder, whether it was read.
-pub fn folder_candidates(dirs: &[PathBuf]) -> (Vec<Candidate>, Vec<bool>, Vec<crate::watch::View>) {
+pub fn folder_candidates(
+    dirs: &[PathBuf],
+) -> (Vec<Candidate>, Vec<bool>, Vec<crate::catalog::watch::View>) {
     let listed = parallel_map(dirs, threads(), |dir| watched_session_names(dir).ok());
     let read: Vec<bool> = listed.iter().map(Option::is_some).collect();
-    let (listed, views): (Vec<Option<Vec<String>>>, Vec<crate::watch::View>) = listed
+    let (listed, views): (Vec<Option<Vec<String>>>, Vec<crate::catalog::watch::View>) = listed
         .into_iter()
         .map(|l| match l {
             Some((names, view)) => (Some(names), view),
-            None => (None, crate::watch::View::default()),
+            None => (None, crate::catalog::watch::View::default()),
         })
         .unzip();
     let folders = HeldFolders::open(dirs, &read).with_views(views);

@@ -8,9 +8,10 @@
 //! `getUsageCostBreakdown` reproduce that exactly (`JsSum`, `Operand`); the
 //! cross-session report (`UsageTally`) counts JSON numbers only.
 
-use crate::entry::{for_each_element, for_each_member};
-use crate::json::{self, Cursor, JsValue, SyntaxError};
-use crate::listing;
+use crate::format::entry::{for_each_element, for_each_member};
+use crate::format::json::{self, Cursor, JsValue, SyntaxError};
+use crate::format::json_text;
+use crate::format::jsvalue;
 
 /// A field's value as JavaScript's `+` sees it after `ToPrimitive`: objects
 /// and arrays have become their strings already.
@@ -31,7 +32,7 @@ pub fn write_js_number(out: &mut Vec<u8>, n: f64) {
     } else if n.is_infinite() {
         out.extend_from_slice(if n > 0.0 { b"Infinity" } else { b"-Infinity" });
     } else {
-        json::write_number(out, n);
+        json_text::write_number(out, n);
     }
 }
 
@@ -171,7 +172,7 @@ fn stack_overflow() -> Thrown {
 fn read_operand(cur: &mut Cursor) -> Result<Result<Operand, Thrown>, SyntaxError> {
     cur.skip_ws();
     Ok(Ok(match cur.peek() {
-        Some(b'"') => Operand::Str(listing::string_here(cur)?),
+        Some(b'"') => Operand::Str(jsvalue::string_here(cur)?),
         Some(b'-' | b'0'..=b'9') => Operand::Num(json::number_value(cur.skip_number()?)),
         Some(b'n') => {
             cur.skip_value()?;
@@ -194,7 +195,7 @@ fn read_operand(cur: &mut Cursor) -> Result<Result<Operand, Thrown>, SyntaxError
             cur.skip_value()?;
             let value = json::parse(&json::decode_lossy(&cur.s[start..cur.i]))?;
             let mut s = Vec::new();
-            if listing::join_string(Some(&value), &mut s).is_err() {
+            if jsvalue::join_string(Some(&value), &mut s).is_err() {
                 return Ok(Err(stack_overflow()));
             }
             Operand::Str(s)
@@ -427,7 +428,7 @@ fn read_account_message(cur: &mut Cursor) -> Result<MessageSpans, SyntaxError> {
                 let start = cur.i;
                 match key {
                     b"role" if cur.peek() == Some(b'"') => {
-                        role = Some(listing::string_here(cur)?);
+                        role = Some(jsvalue::string_here(cur)?);
                         return Ok(());
                     }
                     b"role" => role = None,
@@ -478,7 +479,7 @@ fn read_account_line(line: &[u8]) -> Option<AccountLine> {
         cur.skip_ws();
         match key {
             b"type" if cur.peek() == Some(b'"') => {
-                facts.entry_type = Some(listing::string_here(cur)?)
+                facts.entry_type = Some(jsvalue::string_here(cur)?)
             }
             b"type" => {
                 facts.entry_type = None;
@@ -528,7 +529,7 @@ fn count_tool_calls(cur: &mut Cursor) -> Result<Result<u64, Thrown>, SyntaxError
                     cur.skip_ws();
                     if key == b"type" {
                         if cur.peek() == Some(b'"') {
-                            is_call = listing::string_here(cur)? == b"toolCall";
+                            is_call = jsvalue::string_here(cur)? == b"toolCall";
                         } else {
                             is_call = false;
                             cur.skip_value()?;
@@ -869,7 +870,7 @@ impl UsageTally {
             .unwrap_or_default();
     }
 
-    pub fn encode(&self, out: &mut crate::scanner::Encoder) {
+    pub fn encode(&self, out: &mut crate::catalog::codec::Encoder) {
         out.bytes(self.cwd.as_bytes());
         out.u64(self.keys.len() as u64);
         for key in &self.keys {
@@ -886,7 +887,7 @@ impl UsageTally {
         }
     }
 
-    pub fn decode(input: &mut crate::scanner::Decoder) -> Option<UsageTally> {
+    pub fn decode(input: &mut crate::catalog::codec::Decoder) -> Option<UsageTally> {
         let cwd = input.string()?;
         let n = input.u64()?;
         let mut keys = Vec::new();
@@ -924,9 +925,9 @@ impl UsageTally {
 /// Milliseconds since the epoch of an entry's `timestamp` (a JSON string in
 /// pi's form, or RFC 3339 with an offset); `None` otherwise.
 pub fn entry_time(text: &[u8]) -> Option<f64> {
-    let s = listing::string_here(&mut Cursor::new(text)).ok()?;
+    let s = jsvalue::string_here(&mut Cursor::new(text)).ok()?;
     let s = std::str::from_utf8(&s).ok()?;
-    crate::entry::iso_time(s).or_else(|| {
+    crate::format::entry::iso_time(s).or_else(|| {
         s.parse::<jiff::Timestamp>()
             .ok()
             .map(|t| t.as_millisecond() as f64)
@@ -981,15 +982,17 @@ pub fn report_record(
 
 /// Reads a whole session file for `getSessionStats`/`getUsageCostBreakdown`.
 /// `None` when the file is not a pi session (no header first).
-pub fn account_file(path: &std::path::Path) -> Result<Accounting, crate::store::IoFailure> {
-    let file = crate::store::open_read(path)?;
+pub fn account_file(
+    path: &std::path::Path,
+) -> Result<Accounting, crate::session::store::IoFailure> {
+    let file = crate::session::store::open_read(path)?;
     // The lines are read on several threads; the loops then run in file order.
     let (events, _, _) =
         crate::session::read_lines_parallel_in(&file, Some(256 << 10), line_event)?;
     let mut accounting = Accounting::default();
     let mut events = events.into_iter();
     if let Some((offset, len, _)) = events.next() {
-        accounting.header = Some(crate::store::read_at(&file, offset, len)?);
+        accounting.header = Some(crate::session::store::read_at(&file, offset, len)?);
     }
     for (_, _, event) in events {
         accounting.apply(&event);
@@ -1084,9 +1087,9 @@ mod tests {
         assert_eq!(t.keys.len(), 2);
         assert_eq!(t.buckets.len(), 3);
         assert_eq!(t.buckets[0].amounts.input, 2.0);
-        let mut enc = crate::scanner::Encoder::default();
+        let mut enc = crate::catalog::codec::Encoder::default();
         t.encode(&mut enc);
-        let back = UsageTally::decode(&mut crate::scanner::Decoder::new(&enc.out)).unwrap();
+        let back = UsageTally::decode(&mut crate::catalog::codec::Decoder::new(&enc.out)).unwrap();
         assert_eq!(back, t);
     }
 }

@@ -7,7 +7,7 @@
 use std::fs::File;
 use std::io;
 
-use crate::store::IoFailure;
+use crate::session::store::IoFailure;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Piece {

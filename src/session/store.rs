@@ -86,7 +86,7 @@ pub fn for_each_block_in(
     let mut dropping = false;
     loop {
         if filled == buf.len() {
-            if crate::json::prefix_is_invalid(&buf[..filled]) {
+            if crate::format::json::prefix_is_invalid(&buf[..filled]) {
                 dropping = true;
                 base += filled as u64;
                 filled = 0;

@@ -9,7 +9,7 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
-use crate::grep::{FieldSet, FileCandidates, FileGrep, Prefilter};
+use crate::catalog::grep::{FieldSet, FileCandidates, FileGrep, Prefilter};
 
 /// One file's candidates (or only progress, or the end).
 #[napi(object)]

@@ -19,7 +19,7 @@
 
 use std::borrow::Cow;
 
-use crate::json::{self, Cursor, SyntaxError};
+use crate::format::json::{self, Cursor, SyntaxError};
 
 /// What is searched; the codes are those of `lib/grep.js`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -458,7 +458,7 @@ impl FileCandidates {
 /// ASCII widened a run at a time; text with lone surrogates by `jsstring`.
 fn push_utf16(out: &mut Vec<u16>, text: &[u8]) {
     let Ok(s) = std::str::from_utf8(text) else {
-        out.extend(crate::jsstring::wtf8_to_utf16(text));
+        out.extend(crate::format::jsstring::wtf8_to_utf16(text));
         return;
     };
     out.reserve(text.len());

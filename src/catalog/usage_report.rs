@@ -12,8 +12,8 @@ use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
-use crate::scanner::{CachedUsage, SummaryCache};
-use crate::usage::{Amounts, UsageTally, SLOT_MS};
+use crate::catalog::summaries::{CachedUsage, SummaryCache};
+use crate::catalog::usage::{Amounts, UsageTally, SLOT_MS};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -295,7 +295,7 @@ fn folder_listing(dir: &std::path::Path) -> (Option<Arc<Listing>>, bool) {
     if let Some(known) = known.filter(|l| l.stamp.is_some() && l.stamp == stamp) {
         return (Some(known), false);
     }
-    let Ok(names) = crate::discovery::session_names_lossy(dir) else {
+    let Ok(names) = crate::catalog::discovery::session_names_lossy(dir) else {
         return (None, true);
     };
     let paths: Vec<PathBuf> = names.iter().map(|n| dir.join(n)).collect();
@@ -328,7 +328,10 @@ pub fn scan_corpus(
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Corpus {
     // Opened before anything is stat'ed: what the watches vouch for.
-    let views: Vec<crate::watch::View> = dirs.iter().map(|d| crate::watch::View::open(d)).collect();
+    let views: Vec<crate::catalog::watch::View> = dirs
+        .iter()
+        .map(|d| crate::catalog::watch::View::open(d))
+        .collect();
     let listings: Vec<(Option<Arc<Listing>>, bool)> =
         dirs.iter().map(|d| folder_listing(d)).collect();
     let read: Vec<bool> = listings.iter().map(|(l, _)| l.is_some()).collect();
@@ -341,7 +344,7 @@ pub fn scan_corpus(
         })
         .collect();
     let listing = |folder: u32| listings[folder as usize].0.as_deref();
-    let folders = crate::discovery::HeldFolders::open(dirs, &read).with_views(views);
+    let folders = crate::catalog::discovery::HeldFolders::open(dirs, &read).with_views(views);
     let found: Mutex<Vec<(u32, u32, CachedUsage)>> = Mutex::new(Vec::with_capacity(files.len()));
     let done = AtomicUsize::new(0);
     crate::parallel::for_each_index_with(
@@ -356,7 +359,7 @@ pub fn scan_corpus(
                 .stat(folder, &l.names[j as usize])
                 .ok()
                 .and_then(|st| {
-                    crate::scanner::usage_stat(cache, &l.paths[j as usize], &st)
+                    crate::catalog::summaries::usage_stat(cache, &l.paths[j as usize], &st)
                         .ok()
                         .flatten()
                 });

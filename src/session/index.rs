@@ -6,7 +6,7 @@
 
 use foldhash::HashMap;
 
-use crate::entry::{EntryMeta, Key, Kind, Role, NULL_KEY, UNDEFINED_KEY};
+use crate::format::entry::{EntryMeta, Key, Kind, Role, NULL_KEY, UNDEFINED_KEY};
 
 /// Reading `entry.message.role` of an entry whose message is missing or null: the
 /// reference throws a TypeError there, and so do we.
@@ -804,7 +804,7 @@ fn check_role(meta: &EntryMeta, position: u32) -> Result<(), NullishMessage> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::entry::{read_line, LineRead};
+    use crate::format::entry::{read_line, LineRead};
 
     fn index(lines: &[&str]) -> EntryIndex {
         EntryIndex::from_metas(

@@ -1,0 +1,762 @@
+//! Listing: `list()`/`listAll()` (lib/listing.js) as a scan on our own
+//! threads whose results reach JavaScript in batches through a threadsafe
+//! function; `findById`/`continueRecent`'s file discovery.
+
+use napi_derive::napi;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::text::{text_js, Text};
+use super::*;
+use crate::catalog::listing;
+use crate::catalog::summaries;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+
+/// Texts come as strings when they are UTF-8 (nearly always), or else as
+/// JSON literals (`...Literal`): only JSON escapes carry lone surrogates to
+/// JavaScript intact.
+#[napi(object, object_from_js = false)]
+pub struct JsSessionSummary {
+    pub header: String,
+    pub message_count: u32,
+    #[napi(ts_type = "string")]
+    pub first_message: Option<Text>,
+    pub first_message_literal: Option<String>,
+    #[napi(ts_type = "string")]
+    pub all_messages_text: Option<Text>,
+    pub all_messages_text_literal: Option<String>,
+    pub last_activity: Option<f64>,
+    pub unparsed_times: Vec<String>,
+    /// A JSON literal.
+    pub name: Option<String>,
+}
+
+pub(super) static SUMMARY_CACHE: std::sync::LazyLock<summaries::SummaryCache> =
+    std::sync::LazyLock::new(summaries::SummaryCache::default);
+
+/// The folder of the persistent listing cache, if one is configured, and
+/// whether its file was read into this process yet.
+pub(super) static CACHE_DIR: std::sync::Mutex<Option<(std::path::PathBuf, bool)>> =
+    std::sync::Mutex::new(None);
+
+/// Sets (or with `null`, clears) the folder of the persistent listing cache.
+/// The JavaScript layer checks that it is not inside pi's session folders.
+#[napi(catch_unwind)]
+pub fn set_listing_cache_dir(dir: Option<String>) {
+    if let Ok(mut slot) = CACHE_DIR.lock() {
+        *slot = dir.map(|d| (d.into(), false));
+    }
+}
+
+/// The configured cache folder, reading its file the first time.
+fn cache_dir_loaded() -> Option<std::path::PathBuf> {
+    let mut slot = CACHE_DIR.lock().ok()?;
+    let (dir, loaded) = slot.as_mut()?;
+    if !*loaded {
+        SUMMARY_CACHE.load_from(dir);
+        *loaded = true;
+    }
+    Some(dir.clone())
+}
+
+/// One file's listing result, a batch of unchanged files (`index` -2),
+/// `listAll()`'s candidates (`index` -3, before any result), or the end of the
+/// scan (`index` -1).
+#[napi(object, object_from_js = false)]
+pub struct JsScanResult {
+    pub index: i64,
+    /// The file's name, in a scan of one folder.
+    pub name: Option<String>,
+    pub summary: Option<JsSessionSummary>,
+    pub mtime_ms: Option<f64>,
+    /// The file could not be read (the reference's summary is then null).
+    pub failed: bool,
+    /// See `summaries::FileResult`.
+    pub token: f64,
+    pub unchanged: Option<JsUnchanged>,
+    pub candidates: Option<JsCandidates>,
+    pub read: Option<JsReadBatch>,
+}
+
+/// Files whose summaries the caller holds (their tokens were in `known`):
+/// reported together, one call into JavaScript for many files.
+#[napi(object)]
+pub struct JsUnchanged {
+    pub indices: Uint32Array,
+    pub tokens: Float64Array,
+}
+
+/// Files read (or taken from the listing cache) whose summaries hold nothing
+/// unusual: reported together, a column per field, so that JavaScript gets a
+/// few arrays per batch instead of two objects of ten properties per file.
+/// Files that failed, are not sessions, or have a text that is not UTF-8 or a
+/// time only JavaScript can parse come one at a time, as before.
+#[napi(object, object_from_js = false)]
+pub struct JsReadBatch {
+    pub indices: Uint32Array,
+    /// Each file's name, in a scan of one folder.
+    pub names: Option<Vec<String>>,
+    pub tokens: Float64Array,
+    pub mtime_ms: Float64Array,
+    pub headers: Vec<String>,
+    pub message_counts: Uint32Array,
+    #[napi(ts_type = "string[]")]
+    pub first_messages: Vec<Text>,
+    /// Left out of a listing without texts.
+    #[napi(ts_type = "string[] | undefined")]
+    pub all_messages_texts: Option<Vec<Text>>,
+    /// NaN where there was none.
+    pub last_activity: Float64Array,
+    /// JSON literals, null where the session has no name.
+    pub session_names: Vec<Option<String>>,
+}
+
+/// `listAll()`'s files in the order they are scanned and reported (see
+/// `discovery::folder_candidates`).
+#[napi(object)]
+pub struct JsCandidates {
+    /// Index of each file's folder in the folders asked for.
+    pub folders: Uint32Array,
+    pub names: Vec<String>,
+    /// `stats.mtimeMs`, NaN where the stat failed.
+    pub mtime_ms: Float64Array,
+}
+
+impl JsScanResult {
+    fn end() -> JsScanResult {
+        JsScanResult {
+            index: -1,
+            name: None,
+            summary: None,
+            mtime_ms: None,
+            failed: false,
+            token: 0.0,
+            unchanged: None,
+            candidates: None,
+            read: None,
+        }
+    }
+}
+
+fn summary_js(s: listing::SessionSummary) -> JsSessionSummary {
+    let (first_message, first_message_literal) = text_js(s.first_message);
+    let (all_messages_text, all_messages_text_literal) = text_js(s.all_messages_text);
+    JsSessionSummary {
+        header: s.header,
+        message_count: s.message_count,
+        first_message,
+        first_message_literal,
+        all_messages_text,
+        all_messages_text_literal,
+        last_activity: s.last_activity,
+        unparsed_times: s.unparsed_times,
+        name: s.name,
+    }
+}
+
+/// Cancels a running scan.
+#[napi]
+pub struct ScanHandle {
+    cancel: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    files: u32,
+}
+
+#[napi]
+impl ScanHandle {
+    #[napi(catch_unwind)]
+    pub fn cancel(&self) {
+        self.cancel
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many files the scan reports (before the end mark).
+    #[napi(getter)]
+    pub fn files(&self) -> u32 {
+        self.files
+    }
+}
+
+type ScanCallback = ThreadsafeFunction<JsScanResult, (), JsScanResult, Status, false>;
+
+fn known_tokens(known: &[f64]) -> summaries::Known {
+    known.iter().map(|&t| t as u64).collect()
+}
+
+/// `listAll()`'s scan: the `.jsonl` files of `dirs`, found, stat'ed and
+/// ordered on the scan's own thread (see `discovery::folder_candidates`) and
+/// reported first as one message of candidates (index -3); then results by
+/// index in that order as files finish, unchanged ones (their token in
+/// `known`) in batches; then index -1. With `texts` false, summaries come
+/// without `allMessagesText` (for callers that never show it).
+#[napi(catch_unwind)]
+pub fn scan_session_folders(
+    dirs: Vec<String>,
+    known: Float64Array,
+    on_result: ScanCallback,
+    texts: Option<bool>,
+) -> ScanHandle {
+    let dirs = dirs.into_iter().map(Into::into).collect();
+    let texts = texts.unwrap_or(true);
+    spawn_scan(
+        ScanSource::Folders(dirs),
+        known_tokens(&known),
+        texts,
+        on_result,
+    )
+}
+
+/// `list()`'s scan of a whole folder: the `.jsonl` names of `dir` in the order
+/// `readdir` gives them (sorted by bytes), read newest name first. Each result
+/// carries its file's name and its index in that order (batches of unchanged
+/// files carry indices only); `null` if the folder cannot be read. JavaScript
+/// then holds no name or path before the first result arrives. `texts` as
+/// in `scan_session_folders`.
+#[napi(catch_unwind)]
+pub fn scan_session_folder(
+    dir: String,
+    known: Float64Array,
+    on_result: ScanCallback,
+    texts: Option<bool>,
+) -> Option<ScanHandle> {
+    let dir = std::path::PathBuf::from(dir);
+    let (names, view) = crate::catalog::discovery::watched_session_names(&dir).ok()?;
+    let known = known_tokens(&known);
+    let texts = texts.unwrap_or(true);
+    Some(spawn_scan(
+        ScanSource::Folder(dir, names, view),
+        known,
+        texts,
+        on_result,
+    ))
+}
+
+/// How many unchanged files, or how long, a batch collects before it is sent.
+const BATCH_FILES: usize = 2048;
+const BATCH_WAIT: std::time::Duration = std::time::Duration::from_millis(4);
+/// The first batch is sent sooner: JavaScript is idle until it arrives.
+const FIRST_BATCH_FILES: usize = 128;
+
+#[derive(Default)]
+struct UnchangedBatch {
+    indices: Vec<u32>,
+    tokens: Vec<f64>,
+    since: Option<std::time::Instant>,
+    sent: bool,
+}
+
+impl UnchangedBatch {
+    /// Adds a file; returns the batch to send when it is due.
+    fn add(&mut self, index: usize, token: u64) -> Option<JsScanResult> {
+        self.indices.push(index as u32);
+        self.tokens.push(token as f64);
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        let files = if self.sent {
+            BATCH_FILES
+        } else {
+            FIRST_BATCH_FILES
+        };
+        // The clock read every 16 files: a file costs less than reading it.
+        let due = self.indices.len() >= files
+            || (self.indices.len().is_multiple_of(16) && since.elapsed() >= BATCH_WAIT);
+        due.then(|| self.take()).flatten()
+    }
+
+    fn take(&mut self) -> Option<JsScanResult> {
+        if self.indices.is_empty() {
+            return None;
+        }
+        self.since = None;
+        self.sent = true;
+        Some(JsScanResult {
+            index: -2,
+            unchanged: Some(JsUnchanged {
+                indices: std::mem::take(&mut self.indices).into(),
+                tokens: std::mem::take(&mut self.tokens).into(),
+            }),
+            ..JsScanResult::end()
+        })
+    }
+}
+
+/// Read results for one `JsReadBatch`, sent on the same terms as unchanged
+/// files, except that the first is sent alone at once (the first progress
+/// call waits for it) and the clock is read at every file (reads are slow).
+#[derive(Default)]
+struct ReadBatch {
+    indices: Vec<u32>,
+    names: Vec<String>,
+    tokens: Vec<f64>,
+    mtime_ms: Vec<f64>,
+    headers: Vec<String>,
+    message_counts: Vec<u32>,
+    first_messages: Vec<Text>,
+    all_messages_texts: Vec<Text>,
+    last_activity: Vec<f64>,
+    session_names: Vec<Option<String>>,
+    since: Option<std::time::Instant>,
+    sent: bool,
+    /// The listing hands over message texts (see `scan_session_folders`).
+    texts: bool,
+}
+
+/// One file's plain summary in the forms JavaScript gets, made on the scan
+/// thread before the batch's lock is taken (encoding a long text is the
+/// costly part, and the scan threads do it side by side).
+struct ReadRow {
+    index: u32,
+    name: Option<String>,
+    token: f64,
+    mtime_ms: f64,
+    header: String,
+    message_count: u32,
+    first_message: Text,
+    all_messages_text: Option<Text>,
+    last_activity: f64,
+    session_name: Option<String>,
+}
+
+impl ReadRow {
+    /// Whether a summary holds nothing unusual: texts in UTF-8 (a JSON
+    /// literal otherwise), no times only JavaScript can parse.
+    fn plain(summary: &listing::SessionSummary, texts: bool) -> bool {
+        summary.unparsed_times.is_empty()
+            && std::str::from_utf8(&summary.first_message).is_ok()
+            && (!texts || std::str::from_utf8(&summary.all_messages_text).is_ok())
+    }
+
+    /// The row of a summary that is `plain`.
+    fn new(
+        index: usize,
+        name: Option<String>,
+        summary: listing::SessionSummary,
+        mtime_ms: f64,
+        token: u64,
+        texts: bool,
+    ) -> ReadRow {
+        let text = |bytes: Vec<u8>| Text::new(String::from_utf8(bytes).unwrap_or_default());
+        ReadRow {
+            index: index as u32,
+            name,
+            token: token as f64,
+            mtime_ms,
+            header: summary.header,
+            message_count: summary.message_count,
+            first_message: text(summary.first_message),
+            all_messages_text: texts.then(|| text(summary.all_messages_text)),
+            last_activity: summary.last_activity.unwrap_or(f64::NAN),
+            session_name: summary.name,
+        }
+    }
+}
+
+impl ReadBatch {
+    /// Adds a file; returns the batch to send when it is due.
+    fn add(&mut self, row: ReadRow) -> Option<JsScanResult> {
+        self.indices.push(row.index);
+        self.names.extend(row.name);
+        self.tokens.push(row.token);
+        self.mtime_ms.push(row.mtime_ms);
+        self.headers.push(row.header);
+        self.message_counts.push(row.message_count);
+        self.first_messages.push(row.first_message);
+        self.all_messages_texts.extend(row.all_messages_text);
+        self.last_activity.push(row.last_activity);
+        self.session_names.push(row.session_name);
+        let since = *self.since.get_or_insert_with(std::time::Instant::now);
+        let due = !self.sent || self.indices.len() >= BATCH_FILES || since.elapsed() >= BATCH_WAIT;
+        due.then(|| self.take()).flatten()
+    }
+
+    fn take(&mut self) -> Option<JsScanResult> {
+        if self.indices.is_empty() {
+            return None;
+        }
+        self.since = None;
+        self.sent = true;
+        let names = std::mem::take(&mut self.names);
+        Some(JsScanResult {
+            index: -4,
+            read: Some(JsReadBatch {
+                names: (!names.is_empty()).then_some(names),
+                indices: std::mem::take(&mut self.indices).into(),
+                tokens: std::mem::take(&mut self.tokens).into(),
+                mtime_ms: std::mem::take(&mut self.mtime_ms).into(),
+                headers: std::mem::take(&mut self.headers),
+                message_counts: std::mem::take(&mut self.message_counts).into(),
+                first_messages: std::mem::take(&mut self.first_messages),
+                all_messages_texts: self
+                    .texts
+                    .then(|| std::mem::take(&mut self.all_messages_texts)),
+                last_activity: std::mem::take(&mut self.last_activity).into(),
+                session_names: std::mem::take(&mut self.session_names),
+            }),
+            ..JsScanResult::end()
+        })
+    }
+}
+
+enum ScanSource {
+    /// A folder and its names in `readdir` order: read last name first,
+    /// results reported by name and index in that order.
+    Folder(std::path::PathBuf, Vec<String>, crate::catalog::watch::View),
+    /// `listAll()`'s folders; candidates are found on the scan's thread.
+    Folders(Vec<std::path::PathBuf>),
+}
+
+/// What a scan reads: folders, and each file as (folder, name) in scan order.
+struct ScanPlan {
+    dirs: Vec<std::path::PathBuf>,
+    files: Vec<(u32, String)>,
+    /// The folders read whole (their other cached files are gone).
+    read: Vec<bool>,
+    /// Results are reported by `last - i` with the file's name (one folder).
+    reversed: bool,
+    /// Per folder, what its watch vouches for.
+    views: Vec<crate::catalog::watch::View>,
+    /// Each file's place among its folder's names, and each folder's count
+    /// of names: a folder's memo keeps tokens in that order.
+    places: Vec<u32>,
+    sizes: Vec<u32>,
+}
+
+impl ScanPlan {
+    /// The path of the file at plan position `p`.
+    fn path_of(&self, p: usize) -> std::path::PathBuf {
+        let (folder, name) = &self.files[p];
+        self.dirs[*folder as usize].join(name)
+    }
+}
+
+impl ScanSource {
+    /// Works out the files to read; `listAll()`'s candidates are sent first.
+    fn plan(self, send: &dyn Fn(JsScanResult)) -> ScanPlan {
+        match self {
+            ScanSource::Folder(dir, names, view) => ScanPlan {
+                dirs: vec![dir],
+                places: (0..names.len() as u32).rev().collect(),
+                sizes: vec![names.len() as u32],
+                files: names.into_iter().rev().map(|n| (0, n)).collect(),
+                read: vec![true],
+                reversed: true,
+                views: vec![view],
+            },
+            ScanSource::Folders(dirs) => {
+                let (candidates, read, views) = crate::catalog::discovery::folder_candidates(&dirs);
+                send(JsScanResult {
+                    index: -3,
+                    candidates: Some(JsCandidates {
+                        folders: candidates
+                            .iter()
+                            .map(|c| c.folder)
+                            .collect::<Vec<_>>()
+                            .into(),
+                        names: candidates.iter().map(|c| c.name.clone()).collect(),
+                        mtime_ms: candidates
+                            .iter()
+                            .map(|c| c.mtime_ms.unwrap_or(f64::NAN))
+                            .collect::<Vec<_>>()
+                            .into(),
+                    }),
+                    ..JsScanResult::end()
+                });
+                let mut sizes = vec![0u32; dirs.len()];
+                candidates
+                    .iter()
+                    .for_each(|c| sizes[c.folder as usize] += 1);
+                ScanPlan {
+                    dirs,
+                    places: candidates.iter().map(|c| c.index).collect(),
+                    sizes,
+                    files: candidates.into_iter().map(|c| (c.folder, c.name)).collect(),
+                    read,
+                    reversed: false,
+                    views,
+                }
+            }
+        }
+    }
+}
+
+fn spawn_scan(
+    source: ScanSource,
+    known: summaries::Known,
+    texts: bool,
+    on_result: ScanCallback,
+) -> ScanHandle {
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = cancel.clone();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
+    let files = match &source {
+        ScanSource::Folder(_, names, _) => names.len() as u32,
+        ScanSource::Folders(_) => 0,
+    };
+    std::thread::spawn(move || {
+        let send = |message| {
+            on_result.call(message, ThreadsafeFunctionCallMode::NonBlocking);
+        };
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            if let ScanSource::Folder(_, names, view) = &source {
+                let _ = cache_dir_loaded();
+                if let Some(memo) = unchanged_folder(view, names.len(), &known) {
+                    send_unchanged(&send, &memo.tokens);
+                    send(JsScanResult::end());
+                    return;
+                }
+            }
+            // The persistent cache loads while listAll()'s folders are read.
+            let (persistent, mut plan) = std::thread::scope(|scope| {
+                let loading = scope.spawn(cache_dir_loaded);
+                let plan = source.plan(&send);
+                (loading.join().ok().flatten(), plan)
+            });
+            // listAll()'s folders a memo answers for (list()'s was asked above).
+            let memos: Vec<Option<std::sync::Arc<crate::catalog::watch::FolderMemo>>> = plan
+                .views
+                .iter()
+                .zip(&plan.sizes)
+                .map(|(view, &size)| {
+                    (!plan.reversed)
+                        .then(|| unchanged_folder(view, size as usize, &known))
+                        .flatten()
+                })
+                .collect();
+            let memo_of = |p: usize| memos[plan.files[p].0 as usize].as_ref();
+            // The plan's files that are read: those of folders without a memo.
+            let scanned: Vec<usize> = (0..plan.files.len())
+                .filter(|&p| memo_of(p).is_none())
+                .collect();
+            let paths: Vec<std::path::PathBuf> = scanned.iter().map(|&p| plan.path_of(p)).collect();
+            // Files are stat'ed relative to their folder, held open.
+            let views = std::mem::take(&mut plan.views);
+            let folders = crate::catalog::discovery::HeldFolders::open(&plan.dirs, &plan.read)
+                .with_views(views);
+            let stat_of = |i: usize| {
+                let (folder, name) = &plan.files[scanned[i]];
+                folders.stat(*folder, name)
+            };
+            let last = plan.files.len().saturating_sub(1);
+            let index_of = |p: usize| if plan.reversed { last - p } else { p };
+            // Every file's token, for its folder's memo (watch::FolderMemo).
+            let tokens: Vec<AtomicU64> = plan.files.iter().map(|_| AtomicU64::new(0)).collect();
+            let batch = std::sync::Mutex::new(UnchangedBatch::default());
+            for (p, slot) in tokens.iter().enumerate() {
+                if let Some(memo) = memo_of(p) {
+                    let token = memo.tokens[plan.places[p] as usize];
+                    slot.store(token, Ordering::Relaxed);
+                    let due = batch
+                        .lock()
+                        .ok()
+                        .and_then(|mut b| b.add(index_of(p), token));
+                    if let Some(message) = due {
+                        send(message);
+                    }
+                }
+            }
+            let reads = std::sync::Mutex::new(ReadBatch {
+                texts,
+                ..ReadBatch::default()
+            });
+            summaries::scan(
+                &SUMMARY_CACHE,
+                &paths,
+                &stat_of,
+                &known,
+                texts,
+                threads,
+                &flag,
+                &|i, mut result| {
+                    let p = scanned[i];
+                    let index = index_of(p);
+                    if let Ok(r) = &result {
+                        tokens[p].store(r.token, Ordering::Relaxed);
+                        if r.unchanged {
+                            let due = batch.lock().ok().and_then(|mut b| b.add(index, r.token));
+                            if let Some(message) = due {
+                                send(message);
+                            }
+                            return;
+                        }
+                    }
+                    let name = plan.reversed.then(|| plan.files[p].1.clone());
+                    if let Ok(r) = &mut result {
+                        if r.summary.as_ref().is_some_and(|s| ReadRow::plain(s, texts)) {
+                            if let Some(summary) = r.summary.take() {
+                                let row =
+                                    ReadRow::new(index, name, summary, r.mtime_ms, r.token, texts);
+                                let due = reads.lock().ok().and_then(|mut b| b.add(row));
+                                if let Some(message) = due {
+                                    send(message);
+                                }
+                            }
+                            return;
+                        }
+                    }
+                    send(match result {
+                        Ok(r) => JsScanResult {
+                            index: index as i64,
+                            name,
+                            summary: r.summary.map(summary_js),
+                            mtime_ms: Some(r.mtime_ms),
+                            token: r.token as f64,
+                            ..JsScanResult::end()
+                        },
+                        Err(_) => JsScanResult {
+                            index: index as i64,
+                            name,
+                            failed: true,
+                            ..JsScanResult::end()
+                        },
+                    });
+                },
+            );
+            // The watches get the stats this scan learned before the caller
+            // has its answer, so that a listing it starts next finds them
+            // (else it stats every file again).
+            let mut views = folders.into_views();
+            views
+                .iter_mut()
+                .for_each(crate::catalog::watch::View::commit);
+            if let Some(message) = batch.lock().ok().and_then(|mut b| b.take()) {
+                send(message);
+            }
+            if let Some(message) = reads.lock().ok().and_then(|mut b| b.take()) {
+                send(message);
+            }
+            send(JsScanResult::end());
+            // The folders' memos, kept before the clean-up below so that a
+            // listing the caller starts next mostly finds them. Nothing read,
+            // nothing changed: the memos used still hold.
+            if !scanned.is_empty() {
+                let tokens: Vec<u64> = tokens.into_iter().map(AtomicU64::into_inner).collect();
+                keep_memos(&plan, &views, &tokens, &scanned, &paths);
+            }
+            // Files no longer in the folders just read drop out of the cache,
+            // after the caller has its answer; then the persistent copy is
+            // brought up to date. A failure to write it only costs the next
+            // process a cold listing.
+            // A folder a memo answered for had no event: it lost no file.
+            let listed: Vec<&std::path::Path> = plan
+                .dirs
+                .iter()
+                .zip(&plan.read)
+                .zip(&memos)
+                .filter(|((_, &read), memo)| read && memo.is_none())
+                .map(|((dir, _), _)| dir.as_path())
+                .collect();
+            SUMMARY_CACHE.retain_listed(&listed, &paths);
+            drop(views);
+            if let Some(dir) = persistent {
+                if SUMMARY_CACHE.take_dirty() {
+                    let _ = SUMMARY_CACHE.save_to(&dir);
+                }
+            }
+        }))
+        .inspect_err(|_| send(JsScanResult::end()));
+    });
+    ScanHandle { cancel, files }
+}
+
+/// The memo of a folder no event touched since its last complete listing,
+/// where the listing cache is as that listing left it and the caller holds
+/// every file's summary: the listing's answer is then known without a look
+/// at any file.
+fn unchanged_folder(
+    view: &crate::catalog::watch::View,
+    files: usize,
+    known: &summaries::Known,
+) -> Option<std::sync::Arc<crate::catalog::watch::FolderMemo>> {
+    let memo = view.memo()?;
+    (memo.tokens.len() == files
+        && memo.generation == SUMMARY_CACHE.generation()
+        && memo.tokens.iter().all(|token| known.contains(token)))
+    .then_some(memo)
+}
+
+/// Each folder's memo from a complete scan: its files' tokens in name order,
+/// if the listing cache holds exactly those versions. `paths` are those of
+/// the `scanned` files (ascending plan positions); the others are joined here.
+fn keep_memos(
+    plan: &ScanPlan,
+    views: &[crate::catalog::watch::View],
+    tokens: &[u64],
+    scanned: &[usize],
+    paths: &[std::path::PathBuf],
+) {
+    use std::borrow::Cow;
+    let mut names_order: Vec<Vec<u64>> = plan.sizes.iter().map(|&n| vec![0; n as usize]).collect();
+    let mut versions: Vec<Vec<(Cow<std::path::Path>, u64)>> = plan
+        .sizes
+        .iter()
+        .map(|&n| Vec::with_capacity(n as usize))
+        .collect();
+    let mut read = scanned.iter().zip(paths).peekable();
+    for (p, &token) in tokens.iter().enumerate() {
+        let folder = plan.files[p].0 as usize;
+        names_order[folder][plan.places[p] as usize] = token;
+        let path = match read.next_if(|(&s, _)| s == p) {
+            Some((_, path)) => Cow::Borrowed(path.as_path()),
+            None => Cow::Owned(plan.path_of(p)),
+        };
+        versions[folder].push((path, token));
+    }
+    for ((view, tokens), versions) in views.iter().zip(names_order).zip(versions) {
+        if tokens.is_empty() {
+            continue;
+        }
+        if let Some(generation) = SUMMARY_CACHE.versions_of(versions) {
+            view.keep_memo(crate::catalog::watch::FolderMemo { tokens, generation });
+        }
+    }
+}
+
+/// Every file of a folder as unchanged, last name first as a scan reads them.
+fn send_unchanged(send: &dyn Fn(JsScanResult), tokens: &[u64]) {
+    let mut batch = UnchangedBatch::default();
+    for (index, &token) in tokens.iter().enumerate().rev() {
+        if let Some(message) = batch.add(index, token) {
+            send(message);
+        }
+    }
+    if let Some(message) = batch.take() {
+        send(message);
+    }
+}
+
+fn file_name(path: &std::path::Path) -> String {
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// `findById`'s candidates (see `discovery::files_with_id`).
+#[napi(object)]
+pub struct JsSessionsWithId {
+    /// `[fileName, headerLine]`, in `readdirSync` order.
+    pub files: Vec<Vec<String>>,
+    /// False when files after the last one listed were not examined.
+    pub complete: bool,
+}
+
+/// `findById`'s candidates in `dir` (`readdirSync` order) whose header id is `id`,
+/// up to the first file named for the id unless `whole`; `null` if the folder
+/// cannot be read.
+#[napi(catch_unwind)]
+pub fn find_sessions_with_id(dir: String, id: String, whole: bool) -> Option<JsSessionsWithId> {
+    let found =
+        crate::catalog::discovery::files_with_id(std::path::Path::new(&dir), &id, whole).ok()?;
+    Some(JsSessionsWithId {
+        files: found
+            .files
+            .into_iter()
+            .map(|(path, line)| vec![file_name(&path), lossy(&line)])
+            .collect(),
+        complete: found.complete,
+    })
+}
+
+/// `findMostRecentSession`'s order: the `.jsonl` file names of `dir`, newest
+/// first; `null` where the reference gives up.
+#[napi(catch_unwind)]
+pub fn recent_session_files(dir: String) -> Option<Vec<String>> {
+    crate::catalog::discovery::recent_files(std::path::Path::new(&dir))
+        .map(|paths| paths.iter().map(|p| file_name(p)).collect())
+}
