@@ -33,15 +33,26 @@ const RUNTIMES = [
 	{ name: "Deno", kind: "deno", bin: firstExisting(path.join(MODULES, "@deno", "linux-x64-glibc", "deno"), path.join(MODULES, "deno", "deno")) },
 ];
 
+const RUST_TOOL = /^(cargo|rustc|rustup|rustdoc)$/;
+
 /**
- * PATH without any folder that holds cargo, rustc or rustup (users have no Rust), and
- * without the node_modules/.bin folders `npm test` puts first (the repository's tools).
+ * PATH without cargo, rustc or rustup (users have no Rust), and without the
+ * node_modules/.bin folders `npm test` puts first (the repository's tools). A folder that
+ * holds Rust among other tools (/usr/bin with Debian's rustc, as the cross toolchain of
+ * test:platforms installs it) is replaced by a folder of links to all but the Rust tools.
  */
-function userPath() {
+function userPath(linksRoot) {
 	return (process.env.PATH ?? "")
 		.split(path.delimiter)
-		.filter((dir) => dir && !dir.split(path.sep).includes("node_modules"))
-		.filter((dir) => !["cargo", "rustc", "rustup"].some((tool) => fs.existsSync(path.join(dir, tool))))
+		.filter((dir) => dir && !dir.split(path.sep).includes("node_modules") && fs.existsSync(dir))
+		.map((dir, i) => {
+			const names = fs.readdirSync(dir);
+			if (!names.some((name) => RUST_TOOL.test(name))) return dir;
+			const links = path.join(linksRoot, `path-${i}`);
+			fs.mkdirSync(links, { recursive: true });
+			for (const name of names) if (!RUST_TOOL.test(name)) fs.symlinkSync(path.join(dir, name), path.join(links, name));
+			return links;
+		})
 		.join(path.delimiter);
 }
 
@@ -154,7 +165,7 @@ before(() => {
 	work = fs.mkdtempSync(path.join(os.tmpdir(), "pi-session-native-install-"));
 	project = path.join(work, "project");
 	env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_|^NAPI_RS_|^PI_/i.test(k)));
-	env.PATH = userPath();
+	env.PATH = userPath(path.join(work, "bin"));
 	env.PI_CODING_AGENT_DIR = path.join(work, "agent");
 	env.DENO_NO_UPDATE_CHECK = "1";
 	env.DENO_DIR = path.join(work, "deno-cache");
