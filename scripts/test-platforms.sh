@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # JS test files run on arm64 Node against the installed linux-arm64-gnu package.
-ARM64_JS_TESTS=(__test__/differential.test.mjs)
+ARM64_JS_TESTS=(__test__/differential.test.mjs __test__/doctor.test.mjs)
 
 step() { # <label> <command...>
   local label=$1 started=$SECONDS
