@@ -74,7 +74,10 @@ const NOT_YET = new Set(["x86_64-apple-darwin", "aarch64-apple-darwin", "x86_64-
 
 const HOST_TRIPLES = { "linux-x64": "x86_64-unknown-linux-gnu", "linux-arm64": "aarch64-unknown-linux-gnu", "darwin-x64": "x86_64-apple-darwin", "darwin-arm64": "aarch64-apple-darwin" };
 
-/** Builds every target of package.json's napi.targets that `mode` asks for and this machine can. */
+/**
+ * Builds every target of package.json's napi.targets that `mode` asks for and this machine
+ * can; returns the platforms to pack when that is not every binary at the root.
+ */
 function buildAll(rootJson, mode) {
   const started = Date.now();
   execFileSync(NPM, ["run", "build"], { cwd: ROOT, stdio: "inherit" });
@@ -83,7 +86,8 @@ function buildAll(rootJson, mode) {
   console.log(`pack-all: ${host ?? `${process.platform}-${process.arch}`} built by napi build (${((Date.now() - started) / 1000).toFixed(0)} s)`);
   if (mode === "host-only") {
     console.log(`pack-all: --host-only: skipped ${others.join(", ")}`);
-    return;
+    // Binaries of other targets left from an earlier build stay out of pack/.
+    return host ? new Set([platformOf(host)]) : undefined;
   }
   const missing = missingToolchain();
   if (process.platform !== "linux" || process.arch !== "x64") missing.unshift("a linux-x64 machine (the toolchain script is for Debian x64)");
@@ -111,11 +115,12 @@ function buildAll(rootJson, mode) {
 
 function main() {
   const { rootJson, packages } = platformPackages();
+  let only;
   if (!process.argv.includes("--no-build")) {
     const mode = process.argv.includes("--all-targets") ? "all-targets" : process.argv.includes("--host-only") ? "host-only" : "available";
-    buildAll(rootJson, mode);
+    only = buildAll(rootJson, mode);
   }
-  const built = packages.filter((p) => fs.existsSync(path.join(ROOT, p.binary)));
+  const built = packages.filter((p) => fs.existsSync(path.join(ROOT, p.binary)) && (!only || only.has(p.dir)));
   if (built.length === 0) throw new Error(`no ${rootJson.napi.binaryName}.<platform>.node at ${ROOT}: build first`);
 
   fs.rmSync(PACK_DIR, { recursive: true, force: true });
