@@ -912,7 +912,11 @@ test("object identity (asserted on both implementations)", async () => {
 				const sm = start(mode)(s);
 				buildRichSession({ sm });
 				const message = user("mine");
+				// Each append a millisecond after the one before, on both sides: slow runs (under
+				// qemu, say) otherwise cross a millisecond where the other side did not.
+				waitForNextMs();
 				const id = sm.appendMessage(message);
+				waitForNextMs();
 				const u = usage(7);
 				const usageEntry = sm.appendUsage("k", "p", "m", u);
 				const entries = sm.getEntries();

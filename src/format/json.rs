@@ -300,10 +300,11 @@ impl<'a> Cursor<'a> {
 fn string_body(s: &[u8], from: usize) -> Result<(usize, bool), usize> {
     // Most strings are short (keys, ids, roles, types): their first 32 bytes
     // answer those inline, without a call or a feature check.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
         if from + 32 <= s.len() {
-            // SAFETY: SSE2 is part of the x86_64 baseline; the 32 bytes are in `s`.
+            // SAFETY: SSE2 (x86_64) and NEON (aarch64) are part of the baseline;
+            // the 32 bytes are in `s`.
             let specials = unsafe { string_specials_32(s.as_ptr().add(from)) };
             if specials != 0 {
                 let at = from + specials.trailing_zeros() as usize;
@@ -334,6 +335,13 @@ fn string_body_long(s: &[u8], from: usize, specials: u32) -> Result<(usize, bool
         };
     }
     string_body_from(s, from, false)
+}
+
+/// `string_body` past a first 32 bytes that hold no closing quote first.
+#[cfg(target_arch = "aarch64")]
+#[inline(never)]
+fn string_body_long(s: &[u8], from: usize, specials: u32) -> Result<(usize, bool), usize> {
+    string_body_from(s, if specials == 0 { from + 32 } else { from }, false)
 }
 
 /// `string_body` within 32 bytes of the end of `s`.
@@ -373,6 +381,35 @@ unsafe fn string_specials_32(p: *const u8) -> u32 {
     let a = special(_mm_loadu_si128(p as *const __m128i));
     let b = special(_mm_loadu_si128(p.add(16) as *const __m128i));
     a | (b << 16)
+}
+
+/// Bit i set when byte i of the 32 at `p` is a quote, a backslash or a control
+/// character: the x86 movemask, built by weighting each lane of the comparison
+/// with its bit and adding neighbouring lanes (as simdjson does).
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+unsafe fn string_specials_32(p: *const u8) -> u32 {
+    use std::arch::aarch64::*;
+    const BITS: [u8; 16] = [1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128];
+    let bits = vld1q_u8(BITS.as_ptr());
+    let a = vandq_u8(string_specials_16(vld1q_u8(p)), bits);
+    let b = vandq_u8(string_specials_16(vld1q_u8(p.add(16))), bits);
+    // Three rounds of pairwise sums fold 32 weighted lanes into 4 bytes.
+    let sum = vpaddq_u8(a, b);
+    let sum = vpaddq_u8(sum, sum);
+    let sum = vpaddq_u8(sum, sum);
+    vgetq_lane_u32::<0>(vreinterpretq_u32_u8(sum))
+}
+
+/// 0xff in each lane of `v` that is a quote, a backslash or a control character.
+#[cfg(target_arch = "aarch64")]
+#[inline(always)]
+unsafe fn string_specials_16(v: std::arch::aarch64::uint8x16_t) -> std::arch::aarch64::uint8x16_t {
+    use std::arch::aarch64::*;
+    let quote = vceqq_u8(v, vdupq_n_u8(b'"'));
+    let backslash = vceqq_u8(v, vdupq_n_u8(b'\\'));
+    let control = vcltq_u8(v, vdupq_n_u8(0x20));
+    vorrq_u8(vorrq_u8(quote, backslash), control)
 }
 
 /// The high bit of each byte of `word` (little-endian) that is a quote, a
@@ -467,10 +504,35 @@ pub fn find_string_special(s: &[u8]) -> usize {
         // SAFETY: SSE2 is part of the x86_64 baseline; loads stay within `s`.
         unsafe { find_string_special_sse2(s) }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    {
+        // SAFETY: NEON is part of the aarch64 baseline; loads stay within `s`.
+        unsafe { find_string_special_neon(s) }
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         find_string_special_scalar(s, 0)
     }
+}
+
+/// `find_string_special` 16 bytes a step. NEON has no movemask: narrowing the
+/// comparison by a shift of 4 leaves one nibble per byte in a 64-bit word
+/// (as memchr does), whose trailing zeros / 4 are the first special's index.
+#[cfg(target_arch = "aarch64")]
+#[inline]
+unsafe fn find_string_special_neon(s: &[u8]) -> usize {
+    use std::arch::aarch64::*;
+    let mut i = 0;
+    while i + 16 <= s.len() {
+        let specials = string_specials_16(vld1q_u8(s.as_ptr().add(i)));
+        let nibbles = vshrn_n_u16::<4>(vreinterpretq_u16_u8(specials));
+        let mask = vget_lane_u64::<0>(vreinterpret_u64_u8(nibbles));
+        if mask != 0 {
+            return i + (mask.trailing_zeros() / 4) as usize;
+        }
+        i += 16;
+    }
+    find_string_special_scalar(s, i)
 }
 
 fn find_string_special_scalar(s: &[u8], from: usize) -> usize {
@@ -1003,6 +1065,188 @@ mod tests {
             let body = string_body(&text, 1).map(|(end, escaped)| (1, end, escaped));
             assert_eq!(body.map_err(|_| SyntaxError), expected, "{shown}");
         }
+    }
+
+    /// The first quote, backslash or control character of `s`, one byte at a time.
+    fn bytewise_special(s: &[u8]) -> usize {
+        s.iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)
+            .unwrap_or(s.len())
+    }
+
+    /// `string_body` one byte at a time, with the same stop position on errors:
+    /// the raw control character, the backslash of a bad or cut escape, or the end.
+    fn bytewise_body(s: &[u8], from: usize) -> Result<(usize, bool), usize> {
+        let mut i = from;
+        let mut escaped = false;
+        loop {
+            match s.get(i) {
+                None => return Err(i),
+                Some(b'"') => return Ok((i, escaped)),
+                Some(b'\\') => {
+                    escaped = true;
+                    match s.get(i + 1) {
+                        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => i += 2,
+                        Some(b'u') => match s.get(i + 2..i + 6) {
+                            Some(hex) if hex.iter().all(u8::is_ascii_hexdigit) => i += 6,
+                            _ => return Err(i),
+                        },
+                        _ => return Err(i),
+                    }
+                }
+                Some(&b) if b < 0x20 => return Err(i),
+                Some(_) => i += 1,
+            }
+        }
+    }
+
+    /// Random text of `len` bytes, rich in what the scanners stop at (quotes,
+    /// backslashes, escapes whole, cut and bad, control bytes) and in bytes
+    /// next to them (0x20, 0x7f, UTF-8 lead and continuation bytes); `density`
+    /// in 1/256ths of a piece being one of those rather than plain ASCII, so
+    /// some texts stop early and some run past 32, 64 and 128 bytes.
+    fn scan_text(next: &mut impl FnMut() -> u64, len: usize, density: u64) -> Vec<u8> {
+        const PIECES: [&[u8]; 22] = [
+            b"\"",
+            b"\\",
+            b"\\n",
+            b"\\\"",
+            b"\\\\",
+            b"\\/",
+            b"\\u00e9",
+            b"\\uD83D\\uDE00",
+            b"\\u12",
+            b"\\x",
+            b"\\u00g0",
+            b"\x00",
+            b"\x1f",
+            b"\x01",
+            b"\t",
+            b"\x20",
+            b"\x7f",
+            b"\x21\x5b\x5d",
+            "\u{e9}".as_bytes(),
+            "\u{65e5}".as_bytes(),
+            "\u{1f600}".as_bytes(),
+            b"\xff\x80\xc3",
+        ];
+        let mut text = Vec::with_capacity(len + 16);
+        while text.len() < len {
+            let r = next();
+            if r % 256 < density {
+                text.extend_from_slice(PIECES[(r >> 8) as usize % PIECES.len()]);
+            } else {
+                text.push(b'a' + (r >> 8) as u8 % 26);
+            }
+        }
+        // Cutting the last piece leaves escapes and UTF-8 unfinished at the end.
+        text.truncate(len);
+        text
+    }
+
+    #[test]
+    // Every SIMD path of the string scanning (SSE2, AVX2 where the CPU has it,
+    // NEON on aarch64) and the scalar ones, each called directly, against a
+    // byte-by-byte reading: at every length below 200 and every start offset.
+    // Seeded; JSON_SCAN_SEED=<seed> repeats a run.
+    fn string_scanning_paths_match_a_bytewise_reading() {
+        let seed = std::env::var("JSON_SCAN_SEED")
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or_else(|| {
+                let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+                now.map_or(1, |d| d.as_nanos() as u64) | 1
+            });
+        eprintln!("string_scanning_paths_match_a_bytewise_reading: JSON_SCAN_SEED={seed}");
+        let mut state = seed;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut checked = 0u64;
+        for len in 0..200 {
+            for density in [0, 2, 8, 40, 128, 256] {
+                let text = scan_text(&mut next, len, density);
+                let fail = |path: &str, from: usize| {
+                    format!(
+                        "{path} differs from the bytewise reading: JSON_SCAN_SEED={seed} \
+                         len {len} from {from} text {:?}",
+                        String::from_utf8_lossy(&text)
+                    )
+                };
+                for from in 0..=len {
+                    let rest = &text[from..];
+                    let special = bytewise_special(rest);
+                    let mut finds = vec![
+                        ("find_string_special", find_string_special(rest)),
+                        ("scalar", find_string_special_scalar(rest, 0)),
+                    ];
+                    #[cfg(target_arch = "x86_64")]
+                    {
+                        // SAFETY: SSE2 is baseline; AVX2 is checked.
+                        finds.push(("sse2", unsafe { find_string_special_sse2(rest) }));
+                        if is_x86_feature_detected!("avx2") {
+                            finds.push(("avx2", unsafe { find_string_special_avx2(rest) }));
+                        }
+                    }
+                    #[cfg(target_arch = "aarch64")]
+                    // SAFETY: NEON is baseline on aarch64.
+                    finds.push(("neon", unsafe { find_string_special_neon(rest) }));
+                    for (path, found) in finds {
+                        assert_eq!(found, special, "{}", fail(path, from));
+                    }
+
+                    if rest.len() >= 8 {
+                        let word = u64::from_le_bytes(rest[..8].try_into().unwrap());
+                        let lowest = (string_specials_8(word).trailing_zeros() / 8) as usize;
+                        assert_eq!(
+                            lowest,
+                            special.min(8),
+                            "{}",
+                            fail("string_specials_8", from)
+                        );
+                    }
+                    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+                    if rest.len() >= 32 {
+                        let expected = (0..32)
+                            .filter(|&k| bytewise_special(&rest[k..k + 1]) == 0)
+                            .fold(0u32, |mask, k| mask | 1 << k);
+                        // SAFETY: baseline SIMD; the 32 bytes are in `rest`.
+                        let mask = unsafe { string_specials_32(rest.as_ptr()) };
+                        assert_eq!(mask, expected, "{}", fail("string_specials_32", from));
+                    }
+                    #[cfg(target_arch = "x86_64")]
+                    if rest.len() >= 64 && is_x86_feature_detected!("avx2") {
+                        let expected = (0..64)
+                            .filter(|&k| bytewise_special(&rest[k..k + 1]) == 0)
+                            .fold(0u64, |mask, k| mask | 1 << k);
+                        // SAFETY: AVX2 is checked; the 64 bytes are in `rest`.
+                        let mask = unsafe { string_specials_64(rest.as_ptr()) };
+                        assert_eq!(mask, expected, "{}", fail("string_specials_64", from));
+                    }
+
+                    let body = bytewise_body(&text, from);
+                    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+                    let mut bodies = vec![
+                        ("string_body", string_body(&text, from)),
+                        ("string_body_short", string_body_short(&text, from)),
+                        ("string_body_from", string_body_from(&text, from, false)),
+                    ];
+                    #[cfg(target_arch = "x86_64")]
+                    if is_x86_feature_detected!("avx2") {
+                        // SAFETY: AVX2 is checked.
+                        bodies.push(("string_body_avx2", unsafe { string_body_avx2(&text, from) }));
+                    }
+                    for (path, found) in bodies {
+                        assert_eq!(found, body, "{}", fail(path, from));
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        assert_eq!(checked, 6 * (1..=200).sum::<u64>());
     }
 
     #[test]

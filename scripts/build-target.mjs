@@ -1,0 +1,111 @@
+#!/usr/bin/env node
+// Builds the release addon for one target other than this host's, with the cross
+// toolchain that scripts/platform-toolchain.sh installs, and copies it to the repository
+// root as pi-session-native.<platform>.node (the name napi's loader and pack-all expect).
+//
+//   node scripts/build-target.mjs <triple>           build (linux and darwin targets)
+//   node scripts/build-target.mjs <triple> --check   cargo check only (the win32-msvc
+//                                                    targets: linking needs Microsoft's
+//                                                    libraries, which only Windows has)
+//
+// The standard library of the target is built from source (Debian's rust-web-src) by
+// `RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 /usr/bin/cargo [zigbuild] -Zbuild-std`; each
+// target has its own CARGO_TARGET_DIR under target/cross/, so its std is built once.
+// zig links every non-Windows target; linux-gnu ones against glibc 2.17, as napi-rs's
+// release images do, so the addon loads on older distributions than this one.
+import { execFileSync, spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = path.dirname(path.dirname(fileURLToPath(import.meta.url)));
+const SYSTEM_RUSTC = "/usr/bin/rustc";
+const SYSTEM_CARGO = "/usr/bin/cargo";
+const RUST_LIBRARY_SOURCE = "/usr/lib/rustlib/src/rust/library";
+const GLIBC = "2.17";
+
+/** The napi platform name of a Rust target triple (as in npm/<platform>). */
+export function platformOf(triple) {
+  const [arch, , os, abi] = triple.split("-");
+  const cpu = { x86_64: "x64", aarch64: "arm64" }[arch];
+  if (!cpu) throw new Error(`unknown architecture in ${triple}`);
+  if (os === "darwin") return `darwin-${cpu}`;
+  if (os === "windows") return `win32-${cpu}-${abi}`;
+  if (os === "linux") return `linux-${cpu}-${abi}`;
+  throw new Error(`unknown operating system in ${triple}`);
+}
+
+/** Whether this machine links `triple` (false: type-check only). */
+export const linkable = (triple) => !triple.includes("-windows-");
+
+const onPath = (tool) => (process.env.PATH ?? "").split(path.delimiter).some((dir) => dir && fs.existsSync(path.join(dir, tool)));
+
+/** What of the cross toolchain is missing here, one entry per missing piece ([] when complete). */
+export function missingToolchain() {
+  const missing = [];
+  if (!fs.existsSync(SYSTEM_RUSTC) || !fs.existsSync(SYSTEM_CARGO)) missing.push(`${SYSTEM_RUSTC} and ${SYSTEM_CARGO} (Debian rustc-web, cargo-web)`);
+  if (!fs.existsSync(RUST_LIBRARY_SOURCE)) missing.push("the Rust library sources (Debian rust-web-src)");
+  if (!onPath("cargo-zigbuild")) missing.push("cargo-zigbuild (PyPI cargo-zigbuild, with ziglang)");
+  return missing;
+}
+
+/** The environment and arguments of the cargo run for `triple`. */
+function cargoRun(triple, check) {
+  const targetDir = path.join(ROOT, "target", "cross", triple);
+  const env = { ...process.env, RUSTC: SYSTEM_RUSTC, RUSTC_BOOTSTRAP: "1", CARGO_TARGET_DIR: targetDir };
+  // rustup's proxies and settings must not pick another toolchain for the build scripts.
+  for (const key of ["RUSTUP_TOOLCHAIN", "RUSTC_WRAPPER", "CARGO_BUILD_RUSTC"]) delete env[key];
+  const flags = [env.RUSTFLAGS ?? ""];
+  // Node on musl (Alpine) loads addons with dlopen: the addon links libc dynamically.
+  if (triple.endsWith("-musl")) flags.push("-C target-feature=-crt-static");
+  env.RUSTFLAGS = flags.join(" ").trim();
+  const zigTarget = triple.endsWith("-linux-gnu") ? `${triple}.${GLIBC}` : triple;
+  const args = check
+    ? ["check", "-Zbuild-std=std,panic_abort", "--target", triple, "--release", "--lib"]
+    : ["zigbuild", "-Zbuild-std=std,panic_abort", "--target", zigTarget, "--release", "--lib"];
+  return { env, args, targetDir };
+}
+
+export function buildTarget(triple, { check = !linkable(triple) } = {}) {
+  const missing = missingToolchain();
+  if (missing.length) throw new Error(`build-target ${triple}: the cross toolchain lacks ${missing.join("; ")}: run scripts/platform-toolchain.sh`);
+  const { env, args, targetDir } = cargoRun(triple, check);
+  const started = Date.now();
+  console.log(`build-target: ${check ? "check" : "build"} ${triple} (cargo ${args.join(" ")})`);
+  const result = spawnSync(SYSTEM_CARGO, args, { cwd: ROOT, env, stdio: "inherit" });
+  const seconds = ((Date.now() - started) / 1000).toFixed(0);
+  if (result.status !== 0) throw new Error(`build-target: ${check ? "cargo check" : "the build"} of ${triple} failed (exit ${result.status ?? result.signal}) after ${seconds} s`);
+  if (check) {
+    console.log(`build-target: ${triple} type-checks (${seconds} s)`);
+    return null;
+  }
+  const file = triple.includes("-darwin") ? "libpi_session_native.dylib" : "libpi_session_native.so";
+  const built = path.join(targetDir, triple, "release", file);
+  const binary = path.join(ROOT, `pi-session-native.${platformOf(triple)}.node`);
+  fs.copyFileSync(built, binary);
+  console.log(`build-target: ${path.basename(binary)} (${seconds} s): ${describe(binary)}`);
+  return binary;
+}
+
+/** `file`'s one-line description of a binary, when `file` is there. */
+function describe(binary) {
+  try {
+    return execFileSync("file", ["-b", binary], { encoding: "utf8" }).trim();
+  } catch {
+    return `${fs.statSync(binary).size} bytes`;
+  }
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [triple, ...rest] = process.argv.slice(2);
+  if (!triple || triple.startsWith("-")) {
+    console.error("usage: node scripts/build-target.mjs <rust target triple> [--check]");
+    process.exit(2);
+  }
+  try {
+    buildTarget(triple, { check: rest.includes("--check") || !linkable(triple) });
+  } catch (error) {
+    console.error(error.message);
+    process.exit(1);
+  }
+}
