@@ -10,11 +10,13 @@
 //
 // The standard library of the target is built from source (Debian's rust-web-src) by
 // `RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 /usr/bin/cargo [zigbuild] -Zbuild-std`; each
-// target has its own CARGO_TARGET_DIR under target/cross/, so its std is built once.
+// target has its own CARGO_TARGET_DIR under crossTargetRoot() (outside the checkout, so a
+// fresh clone on the same machine, as CI's, reuses the std and dependency builds).
 // zig links every non-Windows target; linux-gnu ones against glibc 2.17, as napi-rs's
 // release images do, so the addon loads on older distributions than this one.
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -49,15 +51,27 @@ export function missingToolchain() {
   return missing;
 }
 
+/**
+ * Where the cross builds go: PI_CROSS_TARGET_DIR, else the user's cache folder. Building a
+ * target's std from source takes minutes; kept there, it is built once per machine.
+ */
+export function crossTargetRoot() {
+  if (process.env.PI_CROSS_TARGET_DIR) return path.resolve(process.env.PI_CROSS_TARGET_DIR);
+  const cache = process.env.XDG_CACHE_HOME && path.isAbsolute(process.env.XDG_CACHE_HOME) ? process.env.XDG_CACHE_HOME : path.join(os.homedir(), ".cache");
+  return path.join(cache, "pi-session-native-build", "cross");
+}
+
 /** The environment and arguments of the cargo run for `triple`. */
 function cargoRun(triple, check) {
-  const targetDir = path.join(ROOT, "target", "cross", triple);
+  const targetDir = path.join(crossTargetRoot(), triple);
   const env = { ...process.env, RUSTC: SYSTEM_RUSTC, RUSTC_BOOTSTRAP: "1", CARGO_TARGET_DIR: targetDir };
   // rustup's proxies and settings must not pick another toolchain for the build scripts.
   for (const key of ["RUSTUP_TOOLCHAIN", "RUSTC_WRAPPER", "CARGO_BUILD_RUSTC"]) delete env[key];
   const flags = [env.RUSTFLAGS ?? ""];
   // Node on musl (Alpine) loads addons with dlopen: the addon links libc dynamically.
   if (triple.endsWith("-musl")) flags.push("-C target-feature=-crt-static");
+  // The dylib's own name, not the path it was built at on this machine.
+  if (triple.includes("-darwin")) flags.push("-C link-arg=-Wl,-install_name,@rpath/pi-session-native.node");
   env.RUSTFLAGS = flags.join(" ").trim();
   const zigTarget = triple.endsWith("-linux-gnu") ? `${triple}.${GLIBC}` : triple;
   const args = check

@@ -33,7 +33,7 @@ step "build and pack every target" node scripts/pack-all.mjs --all-targets
 # tests run in seconds under qemu (a debug build takes minutes there).
 arm64_cargo_tests() {
   CARGO=/usr/bin/cargo RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 \
-    CARGO_TARGET_DIR=target/cross/aarch64-unknown-linux-gnu \
+    CARGO_TARGET_DIR="$(node -e 'import("./scripts/build-target.mjs").then((m) => console.log(m.crossTargetRoot()))')/aarch64-unknown-linux-gnu" \
     CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L /usr/aarch64-linux-gnu" \
     cargo-zigbuild test -Zbuild-std=std,panic_abort --target aarch64-unknown-linux-gnu.2.17 --release --lib
 }
