@@ -542,41 +542,14 @@ fn read_members<const N: usize>(
     keys: [&[u8]; N],
 ) -> Result<[Value; N], SyntaxError> {
     let mut found = [Value::default(); N];
-    cur.skip_ws();
-    if cur.peek() != Some(b'{') {
-        return Err(SyntaxError);
-    }
-    cur.i += 1;
-    cur.skip_ws();
-    if cur.peek() == Some(b'}') {
-        cur.i += 1;
-        return Ok(found);
-    }
-    loop {
-        cur.skip_ws();
-        if cur.peek() != Some(b'"') {
-            return Err(SyntaxError);
-        }
-        let key = json::parse_string_ref(cur)?;
-        cur.skip_ws();
-        if cur.peek() != Some(b':') {
-            return Err(SyntaxError);
-        }
-        cur.i += 1;
+    crate::format::entry::for_each_member(cur, |key, cur| {
         let value = read_value(cur)?;
         if let Some(k) = keys.iter().position(|k| **k == *key) {
             found[k] = value;
         }
-        cur.skip_ws();
-        match cur.peek() {
-            Some(b',') => cur.i += 1,
-            Some(b'}') => {
-                cur.i += 1;
-                return Ok(found);
-            }
-            _ => return Err(SyntaxError),
-        }
-    }
+        Ok(())
+    })?;
+    Ok(found)
 }
 
 /// The members of an object value already validated.
