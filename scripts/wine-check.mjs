@@ -19,6 +19,15 @@
 //
 // Wine's Node cannot write to a pipe it inherits from Linux (EBADF): its stdout and stderr
 // go to files, read afterwards. Each step prints its time.
+//
+// Test files that do not pass here yet, and why (measured with wine 8.0 and Node 22.23.3):
+//   differential, listing, fixtures, badfiles, stats, doctor: a file our manager still holds
+//     open and the test deletes stays (delete pending) until we close it, so the test's
+//     cleanup fails with ENOTEMPTY; opening a v1 session (migrate and rewrite) fails with
+//     EPERM, rename over the file we hold open (wine has no POSIX rename semantics);
+//     listing's "same size, same mtime" rewrite is not seen (no ctime on Windows).
+//   trees: the test's own JSON.stringify of a deep tree overflows the stack under wine.
+//   resources: the test resolves the repository from a POSIX path (Z:\Z:\...).
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
