@@ -59,6 +59,7 @@ BOOL WINAPI ProcessPrng(PBYTE data, SIZE_T length) {
 // Runs the same steps on `impl` (ours or the reference) and prints what they gave, as JSON.
 // argv: the repository (Windows path), a scratch folder (Windows path), the agent folder.
 const SMOKE = `
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { createRequire } from "node:module";
@@ -105,6 +106,14 @@ async function steps(name, { SessionManager, getDefaultSessionDir }) {
   const attempt = (fn) => { try { fn(); return "ok"; } catch (e) { return e.code || e.message; } };
   out.renameWhileOpen = attempt(() => fs.renameSync(file, moved));
   out.deleteWhileOpen = attempt(() => fs.unlinkSync(moved));
+  // The same from another process, as pi and its tools do.
+  const other = SessionManager.create(cwd, dir);
+  other.appendMessage({ role: "user", content: "u", timestamp: 1 });
+  other.appendMessage(assistant("a"));
+  const otherFile = other.getSessionFile();
+  const child = (code) => spawnSync(process.execPath, ["-e", code, otherFile], { stdio: "ignore" }).status;
+  out.childRename = child("require('fs').renameSync(process.argv[1], process.argv[1] + '.moved')");
+  out.childDelete = child("require('fs').unlinkSync(process.argv[1] + '.moved')");
   // Not compared: while our manager still holds the deleted file open, wine keeps its name
   // (delete pending) and the folder is not empty; the reference closes after each append.
   out.afterDelete = { listed: fs.readdirSync(dir).length, rmdir: attempt(() => fs.rmSync(dir, { recursive: true })) };
@@ -223,8 +232,10 @@ function main() {
     assert.equal(answer.ours.fileHasSlash, false, "session paths use backslashes, as path.join gives them");
     assert.equal(answer.ours.defaultDirName, "--C--Users-pi-project--", "the folder of a C:\\ cwd replaces \\ and : with -");
     assert.deepEqual(answer.ours.reopened, { entries: 3, last: 120, cwd: "C:\\Users\\pi\\project", id: true });
-    assert.equal(answer.ours.renameWhileOpen, "ok", "another process can rename a file an open manager wrote");
-    assert.equal(answer.ours.deleteWhileOpen, "ok", "another process can delete a file an open manager wrote");
+    assert.equal(answer.ours.renameWhileOpen, "ok", "the process can rename a file an open manager wrote");
+    assert.equal(answer.ours.deleteWhileOpen, "ok", "the process can delete a file an open manager wrote");
+    assert.equal(answer.ours.childRename, 0, "a child process can rename a file an open manager wrote");
+    assert.equal(answer.ours.childDelete, 0, "a child process can delete a file an open manager wrote");
     console.log("wine-check: the smoke check agrees with the reference under the same Windows Node");
 
     const results = [];
