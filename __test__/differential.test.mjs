@@ -21,6 +21,7 @@ import {
 } from "./helpers/data.mjs";
 import { waitForNextMs } from "./helpers/clock.mjs";
 import { apart, differential, setMtime } from "./helpers/harness.mjs";
+import { encodeCwdForSessionDir } from "./helpers/normalize.mjs";
 import { FIXED_KEEP, toJsonl, v1Entries, v2Entries, v3Entries } from "./helpers/sessions.mjs";
 
 const MODES = ["persisted", "memory"];
@@ -454,7 +455,7 @@ test("isPersisted, getCwd, getSessionDir, usesDefaultSessionDir, getSessionId, g
 		await d.step("create in custom dir", (s) => s.SM.create(s.cwd, s.sessionDir));
 		await d.step("props", props);
 		await d.step("create with default dir given explicitly", (s) =>
-			s.SM.create(s.cwd, path.join(s.agentDir, "sessions", `--${s.cwd.slice(1).replace(/\//g, "-")}--`)),
+			s.SM.create(s.cwd, path.join(s.agentDir, "sessions", `--${encodeCwdForSessionDir(s.cwd)}--`)),
 		);
 		await d.step("props", props);
 		await d.step("inMemory", (s) => s.SM.inMemory(s.cwd));
@@ -566,7 +567,7 @@ test("SessionManager.continueRecent", async () => {
 		await d.step("custom dir, other cwd", (s) => s.SM.continueRecent(s.p("other"), s.sessionDir));
 		await d.step("custom dir, cwd with no session", (s) => s.SM.continueRecent(s.p("nobody"), s.sessionDir));
 		await d.setup((s) => {
-			const dir = path.join(s.agentDir, "sessions", `--${s.cwd.slice(1).replace(/\//g, "-")}--`);
+			const dir = path.join(s.agentDir, "sessions", `--${encodeCwdForSessionDir(s.cwd)}--`);
 			fs.writeFileSync(path.join(dir, "x.jsonl"), toJsonl([other(s), ...v3Entries().slice(1, 3)]));
 			setMtime(path.join(dir, "x.jsonl"), Date.UTC(2024, 0, 9));
 		});
@@ -651,7 +652,7 @@ test("createBranchedSession and forkFrom over lines copied as they are and rewri
 /** Sessions in the default dir, a custom dir, and other project dirs under the agent dir, with fixed mtimes. */
 async function populateSessionDirs(d) {
 	await d.setup((s) => {
-		const defaultDir = path.join(s.agentDir, "sessions", `--${s.cwd.slice(1).replace(/\//g, "-")}--`);
+		const defaultDir = path.join(s.agentDir, "sessions", `--${encodeCwdForSessionDir(s.cwd)}--`);
 		const otherDir = path.join(s.agentDir, "sessions", "--other-project--");
 		const write = (dir, name, entries, mtime) => {
 			fs.mkdirSync(dir, { recursive: true });

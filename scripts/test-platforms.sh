@@ -6,7 +6,9 @@
 #      -arm64-gnu, -arm64-musl, darwin-x64, -arm64; type-checks win32-x64-msvc, -arm64-msvc;
 #   3. runs the Rust tests for aarch64-unknown-linux-gnu under qemu;
 #   4. installs the packed linux-arm64-gnu package and runs a smoke check and JS tests with
-#      arm64 Node under qemu (scripts/qemu-arm64-check.mjs).
+#      arm64 Node under qemu (scripts/qemu-arm64-check.mjs);
+#   5. builds x86_64-pc-windows-gnu and runs a smoke check and JS tests with Windows Node
+#      under wine (scripts/test-wine.sh, about a minute once the build is cached).
 # Each step prints its time. Strict: a missing tool or a failing step fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +26,7 @@ step() { # <label> <command...>
 
 toolchain_output=$(mktemp)
 trap 'rm -f "$toolchain_output"' EXIT
-step "install the cross toolchain" bash -c "bash scripts/platform-toolchain.sh | tee '$toolchain_output'"
+step "install the cross toolchain" bash -c "bash scripts/platform-toolchain.sh --windows | tee '$toolchain_output'"
 node_arm64=$(sed -n 's/^NODE_ARM64=//p' "$toolchain_output")
 
 step "build and pack every target" node scripts/pack-all.mjs --all-targets
@@ -41,3 +43,5 @@ step "cargo test for aarch64-unknown-linux-gnu under qemu" arm64_cargo_tests
 
 step "linux-arm64-gnu package under qemu: smoke check and ${ARM64_JS_TESTS[*]}" \
   node scripts/qemu-arm64-check.mjs "$node_arm64" "${ARM64_JS_TESTS[@]}"
+
+step "win32-x64 (windows-gnu build) on Windows Node under wine" bash scripts/test-wine.sh

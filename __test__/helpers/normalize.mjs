@@ -57,6 +57,9 @@ export class Normalizer {
 	addRoot(root, label = "ROOT") {
 		this.literals.push([root, `<${label}>`]);
 		this.literals.push([encodeCwdForSessionDir(root), `<${label}ENC>`]);
+		// Inside a JSON line a Windows path's backslashes are doubled.
+		const escaped = JSON.stringify(root).slice(1, -1);
+		if (escaped !== root) this.literals.push([escaped, `<${label}>`]);
 		this.literals.sort((a, b) => b[0].length - a[0].length);
 	}
 

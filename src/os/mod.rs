@@ -353,6 +353,47 @@ pub fn trim_memory() {
     }
 }
 
+/// The errno Node's fs would report for `err`, positive (JavaScript negates it and looks
+/// it up in `util.getSystemErrorMap()`). On Unix that is the OS's errno; on Windows Node
+/// reports libuv's codes (ENOENT is -4058 there), so the Windows error is translated the
+/// way libuv's `uv_translate_sys_error` does. An error without an OS code is EIO.
+pub fn node_errno(err: &io::Error) -> i32 {
+    #[cfg(unix)]
+    {
+        err.raw_os_error().unwrap_or(libc::EIO)
+    }
+    #[cfg(windows)]
+    {
+        err.raw_os_error().map_or(UV_EIO, libuv_errno)
+    }
+}
+
+#[cfg(windows)]
+const UV_EIO: i32 = 4070;
+
+/// libuv's code (positive) for a Windows error code, for the file errors Node's fs reports.
+#[cfg(any(windows, test))]
+fn libuv_errno(windows_error: i32) -> i32 {
+    match windows_error {
+        2 | 3 | 15 | 123 | 161 => 4058, // FILE/PATH_NOT_FOUND, INVALID_DRIVE, INVALID_NAME, BAD_PATHNAME: ENOENT
+        5 => 4048,                      // ACCESS_DENIED: EPERM (as libuv maps it)
+        4 => 4066,                      // TOO_MANY_OPEN_FILES: EMFILE
+        6 => 4083,                      // INVALID_HANDLE: EBADF
+        8 | 14 => 4057,                 // NOT_ENOUGH_MEMORY, OUTOFMEMORY: ENOMEM
+        17 => 4037,                     // NOT_SAME_DEVICE: EXDEV
+        19 => 4043,                     // WRITE_PROTECT: EROFS
+        32 | 33 | 170 => 4082,          // SHARING/LOCK_VIOLATION, BUSY: EBUSY
+        39 | 112 => 4055,               // HANDLE_DISK_FULL, DISK_FULL: ENOSPC
+        80 | 183 => 4075,               // FILE_EXISTS, ALREADY_EXISTS: EEXIST
+        87 => 4071,                     // INVALID_PARAMETER: EINVAL
+        145 => 4051,                    // DIR_NOT_EMPTY: ENOTEMPTY
+        206 => 4064,                    // FILENAME_EXCED_RANGE: ENAMETOOLONG
+        267 => 4052,                    // DIRECTORY: ENOTDIR
+        1921 => 4067,                   // CANT_RESOLVE_FILENAME: ELOOP
+        _ => 4070,                      // EIO
+    }
+}
+
 /// The address of an exported function of the host process (node), or `None`.
 pub fn host_symbol(name: &std::ffi::CStr) -> Option<*mut c_void> {
     #[cfg(unix)]
@@ -422,6 +463,16 @@ pub fn symlink(target: &Path, link: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn windows_errors_become_the_codes_node_reports_on_windows() {
+        // The values of util.getSystemErrorMap() in Node 22 for Windows.
+        assert_eq!(super::libuv_errno(2), 4058); // ENOENT
+        assert_eq!(super::libuv_errno(5), 4048); // EPERM
+        assert_eq!(super::libuv_errno(32), 4082); // EBUSY
+        assert_eq!(super::libuv_errno(145), 4051); // ENOTEMPTY
+        assert_eq!(super::libuv_errno(999_999), 4070); // EIO
+    }
+
     use super::*;
 
     #[test]

@@ -19,15 +19,11 @@ pub struct IoFailure {
 impl IoFailure {
     pub fn new(err: &io::Error, syscall: &'static str, path: Option<&Path>) -> IoFailure {
         IoFailure {
-            errno: err.raw_os_error().unwrap_or(libc_eio()),
+            errno: crate::os::node_errno(err),
             syscall,
             path: path.map(|p| p.to_string_lossy().into_owned()),
         }
     }
-}
-
-const fn libc_eio() -> i32 {
-    5
 }
 
 const READ_CHUNK: usize = 8 << 20;
