@@ -64,9 +64,12 @@ impl Time {
 
 /// The status of a file, as much of it as the crate uses.
 ///
-/// `dev` and `ino` tell one file from another where the OS gives them (on
-/// Windows, std gives neither: `dev` is 0 and `ino` the creation time, which a
-/// file replaced by another one does not keep).
+/// `dev` and `ino` tell one file from another where the OS gives them. On
+/// Windows std gives neither, and both are 0: a replaced file is then noticed
+/// by its bytes (each line read again is checked against the hash taken when
+/// it was read; a listing checks the bytes before the end it read to), not by
+/// its identity. (The creation time looked like a stand-in, but under wine it
+/// told one file from itself.)
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stat {
     pub dev: u64,
@@ -130,7 +133,7 @@ impl Stat {
             let written = filetime(meta.last_write_time());
             Stat {
                 dev: 0,
-                ino: meta.creation_time(),
+                ino: 0,
                 size: meta.file_size(),
                 mtime: written,
                 ctime: written,
@@ -311,6 +314,12 @@ pub fn narrow_to_private(file: &File, meta: &fs::Metadata) {
     #[cfg(windows)]
     let _ = (file, meta);
 }
+
+/// Whether sessions' files stay open between calls (the file pool). On Windows a
+/// file held open keeps its name after another process deletes it, and cannot be
+/// renamed over, even with delete sharing: there every call opens what it needs
+/// and closes it after, so that pi's own deletes and rewrites never meet our handle.
+pub const KEEP_FILES_OPEN: bool = !cfg!(windows);
 
 /// Whether the cache files are mapped rather than read. Windows refuses to
 /// replace a file that a process has mapped, and the cache is replaced by

@@ -68,6 +68,10 @@ impl Pool {
     /// the lock is released.
     fn insert(&mut self, owner: u64, kind: Use, path: &Path, file: Arc<File>) -> Vec<Slot> {
         let mut closed = self.remove(|s| s.owner == owner && s.kind == kind);
+        if !crate::os::KEEP_FILES_OPEN {
+            // Closed when the caller is done with it.
+            return closed;
+        }
         let capacity = match kind {
             Use::Read => READ_SLOTS,
             Use::Append => APPEND_SLOTS,
