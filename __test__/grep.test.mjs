@@ -240,17 +240,20 @@ test("since and until select entries by their timestamp", async () => {
 	const dir = tempDir("grep-time");
 	writeCorpus(rng, dir, 10);
 	const sessions = await listed(dir);
-	for (const [since, until] of [
-		[ts(3), undefined],
-		[undefined, ts(5)],
-		[new Date(BASE + 2 * 60_000), BASE + 8 * 60_000],
-		[ts(4), ts(4)],
+	// The three ranges hold matches for any seed; the single instant may hold none (for
+	// some seeds no entry at that minute has searched text), so only the answers are compared.
+	for (const [since, until, holdsMatches] of [
+		[ts(3), undefined, true],
+		[undefined, ts(5), true],
+		[new Date(BASE + 2 * 60_000), BASE + 8 * 60_000, true],
+		[ts(4), ts(4), false],
 	]) {
 		const where = `seed ${SEED + 100}, since ${since}, until ${until}`;
 		const expected = oracleGrep(sessions, "re:[a-z]", { fields: ALL_FIELDS, since, until });
 		const got = await grepSessions("re:[a-z]", { sessionDir: dir, fields: ALL_FIELDS, since, until });
 		assert.deepStrictEqual(got, expected, where);
-		assert.ok(expected.length > 0 && expected.length < oracleGrep(sessions, "re:[a-z]", { fields: ALL_FIELDS }).length, where);
+		assert.ok(expected.length < oracleGrep(sessions, "re:[a-z]", { fields: ALL_FIELDS }).length, where);
+		if (holdsMatches) assert.ok(expected.length > 0, where);
 	}
 	fs.rmSync(dir, { recursive: true, force: true });
 });
