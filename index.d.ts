@@ -1179,7 +1179,7 @@ export interface GrepSessionsOptions {
     onMatch?: (match: SessionMatch) => void;
     /** Files read of the files listed. */
     onProgress?: (done: number, total: number) => void;
-    signal?: AbortSignal;
+    signal?: AbortSignalLike;
 }
 
 /**
