@@ -134,11 +134,6 @@ function fileMatches(session, message, regexp, since, until, add) {
   return true;
 }
 
-/** `list(cwd, sessionDir)` with a cwd, else `listAll(sessionDir)` (no texts: grep reads the files). */
-function listSessions({ cwd, sessionDir, signal }) {
-  const from = listing.withoutTexts;
-  return cwd !== undefined ? from.list(cwd, sessionDir, undefined, signal) : from.listAll(sessionDir, undefined, signal);
-}
 
 /**
  * The blocks of messages that match `pattern` (a literal, or `re:` and a
@@ -148,11 +143,15 @@ async function grepSessions(pattern, options = {}) {
   const opts = checkOptions(pattern, options);
   const regexp = patternRegExp(pattern, opts.caseSensitive);
   opts.signal?.throwIfAborted();
-  const sessions = await listSessions(opts);
-  opts.signal?.throwIfAborted();
-  const { since, until, limit, onMatch, onProgress, signal } = opts;
   const isRegex = pattern.startsWith(REGEX_PREFIX);
   const body = isRegex ? pattern.slice(REGEX_PREFIX.length) : pattern;
+  // `list(cwd, sessionDir)` with a cwd, else `listAll(sessionDir)`, of the
+  // sessions that may match (the rest cannot add a match: leaving them out
+  // keeps the others' order).
+  const gate = { pattern: body, regex: isRegex, caseSensitive: opts.caseSensitive, fields: opts.fieldBits };
+  const sessions = await listing.listMaybeMatching(opts, gate);
+  opts.signal?.throwIfAborted();
+  const { since, until, limit, onMatch, onProgress, signal } = opts;
   return new Promise((resolve, reject) => {
     const matches = [];
     let settled = false;

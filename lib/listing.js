@@ -523,9 +523,9 @@ function loadInfos(source, onLoaded, signal, onStart) {
       return deliver(info, placeOfIndex(index));
     };
     if (source.dirs) {
-      handle = native.scanSessionFolders(dirs, known, onResult, texts);
+      handle = native.scanSessionFolders(dirs, known, onResult, texts, source.gate);
     } else {
-      handle = native.scanSessionFolder(source.dir, known, onResult, texts);
+      handle = native.scanSessionFolder(source.dir, known, onResult, texts, source.gate);
       if (handle === null) {
         settled = true;
         resolve({ results: [], names: null });
@@ -713,7 +713,7 @@ function sameOrderInputs(last, names, kept, time) {
   return true;
 }
 
-async function listSessionsFromDir(dir, onProgress, signal, include, texts) {
+async function listSessionsFromDir(dir, onProgress, signal, include, texts, gate) {
   signal?.throwIfAborted();
   if (!fs.existsSync(dir)) return [];
   try {
@@ -731,7 +731,7 @@ async function listSessionsFromDir(dir, onProgress, signal, include, texts) {
     // built here for a file before its result arrives. The reference's order
     // (localeCompare, descending) decides only the order of the results (ties
     // of `modified` keep it); progress lists follow completion order.
-    const { results, names } = await loadInfos({ dir, texts }, onLoaded, signal, (n) => {
+    const { results, names } = await loadInfos({ dir, texts, gate }, onLoaded, signal, (n) => {
       total = n;
     });
     if (names === null) return [];
@@ -746,7 +746,7 @@ async function list(cwd, sessionDir, onProgress, signal) {
   return listFolder(cwd, sessionDir, onProgress, signal, true);
 }
 
-async function listFolder(cwd, sessionDir, onProgress, signal, texts) {
+async function listFolder(cwd, sessionDir, onProgress, signal, texts, gate) {
   const dir = sessionDir ? paths.normalizePath(sessionDir) : paths.getDefaultSessionDir(cwd);
   const filterCwd = sessionDir !== undefined && !paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd));
   const resolvedCwd = paths.resolvePath(cwd);
@@ -764,7 +764,7 @@ async function listFolder(cwd, sessionDir, onProgress, signal, texts) {
         return match;
       }
     : undefined;
-  const sessions = await listSessionsFromDir(dir, onProgress, signal, include, texts);
+  const sessions = await listSessionsFromDir(dir, onProgress, signal, include, texts, gate);
   return sortSessionInfos(include ? sessions.filter(include) : sessions);
 }
 
@@ -772,7 +772,7 @@ async function listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
   return listEvery(sessionDirOrOnProgress, onProgressOrSignal, signal, true);
 }
 
-async function listEvery(sessionDirOrOnProgress, onProgressOrSignal, signal, texts) {
+async function listEvery(sessionDirOrOnProgress, onProgressOrSignal, signal, texts, gate) {
   const customDir =
     typeof sessionDirOrOnProgress === 'string' ? paths.normalizePath(sessionDirOrOnProgress) : undefined;
   const progress =
@@ -786,7 +786,7 @@ async function listEvery(sessionDirOrOnProgress, onProgressOrSignal, signal, tex
       ? signal
       : (onProgressOrSignal ?? signal);
   abortSignal?.throwIfAborted();
-  if (customDir) return sortSessionInfos(await listSessionsFromDir(customDir, progress, abortSignal, undefined, texts));
+  if (customDir) return sortSessionInfos(await listSessionsFromDir(customDir, progress, abortSignal, undefined, texts, gate));
   const sessionsDir = paths.getSessionsDir();
   try {
     if (!fs.existsSync(sessionsDir)) return [];
@@ -801,7 +801,7 @@ async function listEvery(sessionDirOrOnProgress, onProgressOrSignal, signal, tex
     let firstLoaded = false;
     const partial = progress ? new PartialList() : undefined;
     const { results } = await loadInfos(
-      { dirs, texts },
+      { dirs, texts, gate },
       (info, index) => {
         loaded++;
         if (index === 0) firstLoaded = true;
@@ -833,12 +833,28 @@ const withoutTexts = {
     listEvery(sessionDirOrOnProgress, onProgressOrSignal, signal, false),
 };
 
+/**
+ * The sessions without texts, as `withoutTexts`, that may hold a grep's
+ * pattern: `gate` is `{ pattern, regex, caseSensitive, fields }` (the
+ * arguments of `grepSessionFiles`), and a file the listing cache does not
+ * hold as it is is read first for the pattern's words and left out, unread
+ * by the listing, when it has none. Those kept are in the order they have in
+ * the whole listing (a subset of a stable sort), so grepSessions' order is
+ * the listing's; nothing it leaves out is remembered for later listings.
+ */
+function listMaybeMatching({ cwd, sessionDir, signal }, gate) {
+  return cwd !== undefined
+    ? listFolder(cwd, sessionDir, undefined, signal, false, gate)
+    : listEvery(sessionDir, undefined, signal, false, gate);
+}
+
 module.exports = {
   findMostRecentSession,
   findById,
   list,
   listAll,
   withoutTexts,
+  listMaybeMatching,
   configureListing,
   applyCacheDir,
   listingTokens,

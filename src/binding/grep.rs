@@ -92,6 +92,56 @@ impl GrepScan {
     }
 }
 
+fn prefilter(pattern: &str, regex: bool, case_sensitive: bool) -> Prefilter {
+    if regex {
+        Prefilter::regex(pattern, !case_sensitive)
+    } else {
+        Prefilter::literal(pattern, !case_sensitive)
+    }
+}
+
+/// What a grep looks for, given to a listing so that it reads only the files
+/// that may hold it (see `GrepGate`): `grepSessionFiles`' arguments.
+#[napi(object)]
+pub struct JsGrepGate {
+    pub pattern: String,
+    pub regex: bool,
+    pub case_sensitive: bool,
+    pub fields: u32,
+}
+
+/// A listing's gate for a grep: a file passes when it may hold a candidate
+/// (`FileGrep::may_match`); one that cannot be read passes, for the listing
+/// to report as it would.
+pub struct GrepGate {
+    filter: Prefilter,
+    fields: FieldSet,
+}
+
+thread_local! {
+    static GATE_BUFFER: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+impl GrepGate {
+    pub fn new(gate: &JsGrepGate) -> GrepGate {
+        GrepGate {
+            filter: prefilter(&gate.pattern, gate.regex, gate.case_sensitive),
+            fields: FieldSet(gate.fields),
+        }
+    }
+
+    pub fn passes(&self, path: &std::path::Path) -> bool {
+        let grep = FileGrep {
+            filter: &self.filter,
+            fields: self.fields,
+        };
+        let Ok(mut file) = std::fs::File::open(path) else {
+            return true;
+        };
+        GATE_BUFFER.with_borrow_mut(|buf| grep.may_match(&mut file, buf).unwrap_or(true))
+    }
+}
+
 /// How often, at most, a file without candidates reports progress.
 const PROGRESS_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
 
@@ -114,11 +164,7 @@ pub fn grep_session_files(
         let send = |message: JsGrepFile| {
             on_file.call(message, ThreadsafeFunctionCallMode::NonBlocking);
         };
-        let filter = if regex {
-            Prefilter::regex(&pattern, !case_sensitive)
-        } else {
-            Prefilter::literal(&pattern, !case_sensitive)
-        };
+        let filter = prefilter(&pattern, regex, case_sensitive);
         let grep = FileGrep {
             filter: &filter,
             fields: FieldSet(fields),

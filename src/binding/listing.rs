@@ -5,10 +5,11 @@
 use napi_derive::napi;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::grep::{GrepGate, JsGrepGate};
 use super::text::{text_js, Text};
 use super::*;
 use crate::catalog::listing;
-use crate::catalog::summaries;
+use crate::catalog::{scanner, summaries};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 
 /// Texts come as strings when they are UTF-8 (nearly always), or else as
@@ -193,6 +194,7 @@ pub fn scan_session_folders(
     known: Float64Array,
     on_result: ScanCallback,
     texts: Option<bool>,
+    gate: Option<JsGrepGate>,
 ) -> ScanHandle {
     let dirs = dirs.into_iter().map(Into::into).collect();
     let texts = texts.unwrap_or(true);
@@ -200,6 +202,7 @@ pub fn scan_session_folders(
         ScanSource::Folders(dirs),
         known_tokens(&known),
         texts,
+        gate.as_ref().map(GrepGate::new),
         on_result,
     )
 }
@@ -216,6 +219,7 @@ pub fn scan_session_folder(
     known: Float64Array,
     on_result: ScanCallback,
     texts: Option<bool>,
+    gate: Option<JsGrepGate>,
 ) -> Option<ScanHandle> {
     let dir = std::path::PathBuf::from(dir);
     let (names, view) = crate::catalog::discovery::watched_session_names(&dir).ok()?;
@@ -225,6 +229,7 @@ pub fn scan_session_folder(
         ScanSource::Folder(dir, names, view),
         known,
         texts,
+        gate.as_ref().map(GrepGate::new),
         on_result,
     ))
 }
@@ -480,6 +485,7 @@ fn spawn_scan(
     source: ScanSource,
     known: summaries::Known,
     texts: bool,
+    gate: Option<GrepGate>,
     on_result: ScanCallback,
 ) -> ScanHandle {
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -551,6 +557,9 @@ fn spawn_scan(
                     }
                 }
             }
+            let passes = gate
+                .as_ref()
+                .map(|g| |path: &std::path::Path| g.passes(path));
             let reads = std::sync::Mutex::new(ReadBatch {
                 texts,
                 ..ReadBatch::default()
@@ -561,6 +570,7 @@ fn spawn_scan(
                 &stat_of,
                 &known,
                 texts,
+                passes.as_ref().map(|f| f as &scanner::Gate),
                 threads,
                 &flag,
                 &|i, mut result| {
@@ -625,7 +635,7 @@ fn spawn_scan(
             // The folders' memos, kept before the clean-up below so that a
             // listing the caller starts next mostly finds them. Nothing read,
             // nothing changed: the memos used still hold.
-            if !scanned.is_empty() {
+            if !scanned.is_empty() && gate.is_none() {
                 let tokens: Vec<u64> = tokens.into_iter().map(AtomicU64::into_inner).collect();
                 keep_memos(&plan, &views, &tokens, &scanned, &paths);
             }

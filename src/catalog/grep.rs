@@ -18,6 +18,7 @@
 //! before looking.
 
 use std::borrow::Cow;
+use std::io::Read;
 
 use crate::format::json::{self, Cursor, SyntaxError};
 
@@ -619,6 +620,42 @@ impl FileGrep<'_> {
         out
     }
 
+    /// Whether the file read from `file` may hold a candidate at all: the
+    /// look `candidate_lines` starts with, over the whole file a chunk at a
+    /// time, stopping at the first sign (a word in many files is found in
+    /// their first chunk). `buf` is scratch, kept from file to file.
+    pub fn may_match(&self, file: &mut impl Read, buf: &mut Vec<u8>) -> std::io::Result<bool> {
+        const CHUNK: usize = 256 << 10;
+        let Some(first) = self.filter.finders.first() else {
+            return Ok(true);
+        };
+        let tool_calls = self.fields.has(Field::ToolCall);
+        // A sign may straddle two reads: the end of one read is looked at
+        // again with the next (a `\u00XX` escape is 6 bytes, `toolCall` 8).
+        let overlap = first.run.len().max(8) - 1;
+        buf.resize(CHUNK + overlap, 0);
+        let mut kept = 0;
+        loop {
+            let n = match file.read(&mut buf[kept..]) {
+                Ok(0) => return Ok(false),
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            let hay = &buf[..kept + n];
+            if first.is_in(hay)
+                || run_byte_escape(hay, 0).is_some()
+                || (tool_calls && memchr::memmem::find(hay, b"toolCall").is_some())
+            {
+                return Ok(true);
+            }
+            let keep = overlap.min(hay.len());
+            let end = hay.len();
+            buf.copy_within(end - keep..end, 0);
+            kept = keep;
+        }
+    }
+
     /// The lines (byte ranges, without their `\n`) that may hold a candidate,
     /// in order: found by searching the whole text for the longest run, for
     /// `\u` escapes that may hide one (`run_byte_escape`) and, when tool calls are searched, for
@@ -988,5 +1025,49 @@ mod tests {
         assert_eq!(got, vec![(0, Field::Text, 0, "needle".to_string())]);
         let file = r#"{"type":"message","message":{"role":"user","content":"needle"},"message":{"role":"user","content":"x"}}"#;
         assert!(texts(&Prefilter::literal("needle", true), ALL, file).is_empty());
+    }
+
+    #[test]
+    fn may_match_finds_a_sign_across_reads() {
+        let filter = Prefilter::literal("Needle", true);
+        let grep = |fields: FieldSet| FileGrep {
+            filter: &filter,
+            fields,
+        };
+        let mut buf = Vec::new();
+        let chunk = 256 << 10;
+        // A reader that returns at most `step` bytes a read, as a pipe or a
+        // slow file may.
+        struct Steps<'a>(&'a [u8], usize);
+        impl Read for Steps<'_> {
+            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.len().min(out.len()).min(self.1);
+                out[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        for at in [0, 1, chunk - 3, chunk - 1, chunk, 3 * chunk + 5] {
+            for sign in [&b"nEEDLE"[..], b"\\u004eeedle", b"toolCall"] {
+                let mut bytes = vec![b'x'; at];
+                bytes.extend_from_slice(sign);
+                bytes.extend_from_slice(&[b'y'; 100]);
+                let want = sign != b"toolCall";
+                for step in [usize::MAX, 7, chunk - 1] {
+                    let got = grep(FieldSet(1)).may_match(&mut Steps(&bytes, step), &mut buf);
+                    assert_eq!(got.unwrap(), want, "at {at}, step {step}");
+                    let with_calls = grep(ALL).may_match(&mut Steps(&bytes, step), &mut buf);
+                    assert!(with_calls.unwrap(), "tool calls, at {at}, step {step}");
+                }
+            }
+        }
+        let none = vec![b'n'; 2 * chunk + 11];
+        assert!(!grep(ALL).may_match(&mut &none[..], &mut buf).unwrap());
+        let empty = Prefilter::literal("日本", true);
+        let all = FileGrep {
+            filter: &empty,
+            fields: FieldSet(1),
+        };
+        assert!(all.may_match(&mut &none[..], &mut buf).unwrap());
     }
 }

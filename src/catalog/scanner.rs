@@ -668,6 +668,22 @@ pub fn scan_file<A: Accumulator>(
     })
 }
 
+/// Whether the cache holds `path` as it is now (same file, size and times).
+fn held_as_is<A: Accumulator>(cache: &ScanCache<A>, path: &Path, stat: &FileStat) -> bool {
+    cache.get(path).is_some_and(|c| {
+        c.dev == stat.dev
+            && c.ino == stat.ino
+            && c.size == stat.size
+            && c.mtime_ns == stat.mtime_ns
+            && c.ctime_ns == stat.ctime_ns
+    })
+}
+
+/// Says of a file the cache does not hold as it is whether to read it at all
+/// (a look cheaper than the accumulator's); a file turned away is scanned as
+/// nothing (`Scanned::version` `None`) and not cached.
+pub type Gate<'a> = dyn Fn(&Path) -> bool + Sync + 'a;
+
 /// The cache entry of a file: the cached one when the file is unchanged,
 /// else read on from the cached end or from the start.
 fn refresh<A: Accumulator>(
@@ -730,19 +746,30 @@ pub type StatOf<'a> = dyn Fn(usize) -> std::io::Result<crate::os::Stat> + Sync +
 /// Scans `paths` on `threads` threads of our own, calling `done(index,
 /// each(path, file))` as each file finishes. Stops early when `cancel` is
 /// set. `stat_of` may stat a file relative to its folder (held open), or by
-/// its path.
+/// its path; `gate`, when given, may turn files away unread.
+#[allow(clippy::too_many_arguments)]
 pub fn scan<A: Accumulator, T>(
     cache: &ScanCache<A>,
     paths: &[PathBuf],
     stat_of: &StatOf,
     threads: usize,
     cancel: &AtomicBool,
+    gate: Option<&Gate>,
     each: &(dyn Fn(Scanned<A>) -> T + Sync),
     done: &(dyn Fn(usize, Result<T, IoFailure>) + Sync),
 ) {
     let scan_one = |i: usize| {
         let path = &paths[i];
         let st = stat_of(i).map_err(|e| IoFailure::new(&e, "stat", Some(path)))?;
+        if let Some(gate) = gate {
+            let stat = FileStat::new(&st);
+            if stat.is_file && !held_as_is(cache, path, &stat) && !gate(path) {
+                return Ok(each(Scanned {
+                    mtime_ms: stat.mtime_ms,
+                    version: None,
+                }));
+            }
+        }
         Ok(each(scan_file(cache, path, &st)?))
     };
     crate::parallel::for_each_index(paths.len(), threads, cancel, |i| done(i, scan_one(i)));

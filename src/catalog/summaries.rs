@@ -228,6 +228,7 @@ pub fn usage_stat(
 /// result)` as each file finishes. Stops early when `cancel` is set. `stat_of`
 /// may stat a file relative to its folder (held open), or by its path.
 /// Without `texts`, summaries leave out `all_messages_text` (the cache keeps it).
+/// A file `gate` turns away (see `scanner::Gate`) has no summary.
 #[allow(clippy::too_many_arguments)]
 pub fn scan(
     cache: &SummaryCache,
@@ -235,12 +236,13 @@ pub fn scan(
     stat_of: &StatOf,
     known: &Known,
     texts: bool,
+    gate: Option<&scanner::Gate>,
     threads: usize,
     cancel: &AtomicBool,
     done: &(dyn Fn(usize, Result<FileResult, IoFailure>) + Sync),
 ) {
     let each = |file| file_result(file, known, texts);
-    scanner::scan(cache, paths, stat_of, threads, cancel, &each, done);
+    scanner::scan(cache, paths, stat_of, threads, cancel, gate, &each, done);
 }
 
 #[cfg(test)]
@@ -550,6 +552,7 @@ mod tests {
             &|i| crate::os::stat(&paths[i]),
             &Known::default(),
             true,
+            None,
             3,
             &AtomicBool::new(false),
             &|i, r| {
@@ -570,6 +573,7 @@ mod tests {
             &stat_in_folder,
             &Known::default(),
             true,
+            None,
             2,
             &AtomicBool::new(false),
             &|i, r| {
@@ -587,6 +591,7 @@ mod tests {
             &stat_in_folder,
             &known,
             true,
+            None,
             2,
             &AtomicBool::new(false),
             &|i, r| {
@@ -631,6 +636,7 @@ mod tests {
                 &|i| crate::os::stat(&paths[i]),
                 &Known::default(),
                 texts,
+                None,
                 2,
                 &AtomicBool::new(false),
                 &|i, r| out.lock().unwrap()[i] = r.unwrap().summary,
@@ -651,6 +657,51 @@ mod tests {
             assert_eq!(read[i].as_ref(), Some(&expected));
             assert_eq!(cached[i].as_ref(), Some(&expected));
         }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_gate_turns_files_away_unread_and_uncached() {
+        let dir = temp_dir();
+        let paths: Vec<PathBuf> = ["keep", "skip"]
+            .iter()
+            .map(|n| dir.join(format!("{n}.jsonl")))
+            .collect();
+        for path in &paths {
+            fs::write(path, format!("{HEADER}{}", user("one"))).unwrap();
+        }
+        let cache = SummaryCache::default();
+        let run = |gate: Option<&scanner::Gate>| {
+            let out = Mutex::new(vec![None; paths.len()]);
+            scan(
+                &cache,
+                &paths,
+                &|i| crate::os::stat(&paths[i]),
+                &Known::default(),
+                false,
+                gate,
+                2,
+                &AtomicBool::new(false),
+                &|i, r| {
+                    let r = r.unwrap();
+                    out.lock().unwrap()[i] = Some((r.summary.is_some(), r.token != 0));
+                },
+            );
+            out.into_inner().unwrap()
+        };
+        let refuse_skip = |p: &Path| !p.ends_with("skip.jsonl");
+        assert_eq!(
+            run(Some(&refuse_skip)),
+            vec![Some((true, true)), Some((false, false))]
+        );
+        assert!(cache.version_of(&paths[1]).is_none(), "not cached");
+        // A file the cache holds as it is passes without asking the gate.
+        let refuse_all = |_: &Path| false;
+        assert_eq!(
+            run(Some(&refuse_all)),
+            vec![Some((true, true)), Some((false, false))]
+        );
+        assert_eq!(run(None), vec![Some((true, true)), Some((true, true))]);
         fs::remove_dir_all(&dir).unwrap();
     }
 }
