@@ -1137,6 +1137,10 @@ export declare class SessionSearch {
 
 /** What `grepSessions` searches (default `["text", "toolResult", "summary"]`). */
 export type SessionGrepField = "text" | "toolResult" | "summary" | "thinking" | "toolCall" | "custom";
+/** Every field `grepSessions` can search, in this order (for a `--in` option, a menu ...). */
+export declare const GREP_FIELDS: readonly SessionGrepField[];
+/** The fields searched when `options.fields` is not given: `["text", "toolResult", "summary"]`. */
+export declare const DEFAULT_GREP_FIELDS: readonly SessionGrepField[];
 
 export interface SessionMatch {
     /** The session file, and its header's id and cwd (as `SessionInfo` has them). */
@@ -1167,7 +1171,7 @@ export interface GrepSessionsOptions {
      * `"toolCall"`: `name + " " + JSON.stringify(arguments)`; `"custom"`: custom
      * messages and bash execution output.
      */
-    fields?: SessionGrepField[];
+    fields?: readonly SessionGrepField[];
     /** Default false: the pattern matches with the `i` flag. */
     caseSensitive?: boolean;
     /** On the entry's timestamp (entries without a valid one are left out when given). */

@@ -8,7 +8,7 @@ const { getDefaultSessionDir } = require('./lib/paths.js');
 const { getSessionStats, getUsageCostBreakdown, usageReport } = require('./lib/stats.js');
 const { checkSession, repairSession } = require('./lib/doctor.js');
 const { SessionSearch, searchSessions } = require('./lib/search.js');
-const { grepSessions } = require('./lib/grep.js');
+const { grepSessions, GREP_FIELDS, DEFAULT_GREP_FIELDS } = require('./lib/grep.js');
 
 module.exports = {
   CURRENT_SESSION_VERSION,
@@ -36,4 +36,6 @@ module.exports = {
   SessionSearch,
   searchSessions,
   grepSessions,
+  GREP_FIELDS,
+  DEFAULT_GREP_FIELDS,
 };

@@ -25,5 +25,7 @@ export const {
   SessionSearch,
   searchSessions,
   grepSessions,
+  GREP_FIELDS,
+  DEFAULT_GREP_FIELDS,
 } = cjs;
 export default cjs;
