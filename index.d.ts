@@ -580,12 +580,15 @@ export type ReadonlySessionManager = Pick<
     | "getSessionName"
 >;
 
-/** Progress callback of SessionManager.list()/listAll(). */
-export type SessionListProgress = (
+/** A SessionInfo without `allMessagesText`: what `listSessions` and `searchSessions` give with `allMessagesText: false`. */
+export type SessionInfoWithoutText = Omit<SessionInfo, "allMessagesText">;
+
+/** Progress callback of SessionManager.list()/listAll() (`T`: SessionInfoWithoutText for listings without texts). */
+export type SessionListProgress<T extends SessionInfoWithoutText = SessionInfo> = (
     loaded: number,
     total: number,
     /** Sessions loaded so far, sorted by activity. Present on periodic updates. */
-    partialSessions?: readonly SessionInfo[],
+    partialSessions?: readonly T[],
 ) => void;
 
 // ============================================================================
@@ -913,6 +916,36 @@ export interface ListingOptions {
  */
 export declare function configureListing(options?: ListingOptions): void;
 
+/** Which sessions `listSessions` lists, and how. */
+export interface ListSessionsOptions {
+    /** `SessionManager.list(cwd, sessionDir)` with a `cwd`, else `SessionManager.listAll(sessionDir)`. */
+    cwd?: string;
+    sessionDir?: string;
+    /** As for `list()` / `listAll()`. */
+    onProgress?: SessionListProgress;
+    signal?: AbortSignalLike;
+    /**
+     * Default true. `false`: every SessionInfo (and each progress list) comes without
+     * `allMessagesText`, most of a listing's bytes, for callers that never read it (a table).
+     */
+    allMessagesText?: boolean;
+}
+
+/** Options with `allMessagesText: false`: progress lists without the texts too. */
+type WithoutTextOptions<O extends { onProgress?: unknown; allMessagesText?: boolean }> = Omit<O, "onProgress" | "allMessagesText"> & {
+    allMessagesText: false;
+    onProgress?: SessionListProgress<SessionInfoWithoutText>;
+};
+
+/**
+ * `SessionManager.list(cwd, sessionDir)` when `cwd` is given, else `SessionManager.listAll(sessionDir)`
+ * (the same sessions, order and progress), from one options object; with
+ * `allMessagesText: false`, without that field.
+ */
+export declare function listSessions(options: WithoutTextOptions<ListSessionsOptions>): Promise<SessionInfoWithoutText[]>;
+export declare function listSessions(options?: ListSessionsOptions & { allMessagesText?: true }): Promise<SessionInfo[]>;
+export declare function listSessions(options?: ListSessionsOptions): Promise<SessionInfoWithoutText[]>;
+
 // ===== Accounting (beyond the reference) =====
 
 /** What `AgentSession.getSessionStats()` returns, without `contextUsage`. */
@@ -1109,6 +1142,11 @@ export interface SearchSessionsOptions extends SessionSearchSource {
     sort?: SessionSearchSort;
     /** Default `"all"`. */
     nameFilter?: SessionSearchNameFilter;
+    /**
+     * Default true. `false`: the SessionInfos (and progress lists) come without
+     * `allMessagesText`, which then stays on the native side, for callers that do not show it.
+     */
+    allMessagesText?: boolean;
 }
 
 /**
@@ -1118,7 +1156,9 @@ export interface SearchSessionsOptions extends SessionSearchSource {
  * text and cwd, or as fuzzy subsequences of the name and cwd; `"quoted phrases"`;
  * `re:<pattern>` is a JavaScript RegExp with the `i` flag (an invalid or empty one gives `[]`).
  */
-export declare function searchSessions(query: string, options?: SearchSessionsOptions): Promise<SessionInfo[]>;
+export declare function searchSessions(query: string, options: WithoutTextOptions<SearchSessionsOptions>): Promise<SessionInfoWithoutText[]>;
+export declare function searchSessions(query: string, options?: SearchSessionsOptions & { allMessagesText?: true }): Promise<SessionInfo[]>;
+export declare function searchSessions(query: string, options?: SearchSessionsOptions): Promise<SessionInfoWithoutText[]>;
 
 /** The sessions of a folder (or of all folders), searched on every keystroke of a picker. */
 export declare class SessionSearch {

@@ -2,7 +2,7 @@
 // pi-session-native: a drop-in for the session API of @earendil-works/pi-coding-agent.
 const { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId } = require('./lib/session-manager.js');
 const context = require('./lib/context.js');
-const { configureListing, findMostRecentSession } = require('./lib/listing.js');
+const { configureListing, findMostRecentSession, listSessions } = require('./lib/listing.js');
 const { loadEntriesFromFile } = require('./lib/loader.js');
 const { getDefaultSessionDir } = require('./lib/paths.js');
 const { getSessionStats, getUsageCostBreakdown, usageReport } = require('./lib/stats.js');
@@ -28,6 +28,7 @@ module.exports = {
   findMostRecentSession,
   // Beyond the reference:
   configureListing,
+  listSessions,
   getSessionStats,
   getUsageCostBreakdown,
   usageReport,

@@ -17,6 +17,7 @@ export const {
   loadEntriesFromFile,
   findMostRecentSession,
   configureListing,
+  listSessions,
   getSessionStats,
   getUsageCostBreakdown,
   usageReport,

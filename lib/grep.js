@@ -136,8 +136,7 @@ function fileMatches(session, message, regexp, since, until, add) {
 
 /** `list(cwd, sessionDir)` with a cwd, else `listAll(sessionDir)` (no texts: grep reads the files). */
 function listSessions({ cwd, sessionDir, signal }) {
-  const from = listing.withoutTexts;
-  return cwd !== undefined ? from.list(cwd, sessionDir, undefined, signal) : from.listAll(sessionDir, undefined, signal);
+  return listing.listSessions({ cwd, sessionDir, signal, allMessagesText: false });
 }
 
 /**

@@ -5,11 +5,9 @@
 // argument resolved as `pi --session` resolves it (dist/main.js).
 const fs = require('fs');
 const path = require('path');
-const { SessionManager } = require('../../index.js');
+const { SessionManager, listSessions } = require('../../index.js');
 const paths = require('../../lib/paths.js');
 const { kindOf } = require('../../lib/file-guard.js');
-// Internal: list()/listAll() without allMessagesText, for what only shows the rest.
-const { withoutTexts } = require('../../lib/listing.js');
 const { CliError, progress } = require('./output.js');
 
 function readSettingsSessionDir(file) {
@@ -44,19 +42,18 @@ function context(values) {
  * SessionInfo objects without `allMessagesText` (most of a listing's bytes).
  */
 function listCurrent(ctx, { texts = true, label = 'Reading sessions' } = {}) {
-  const bar = progress(label);
-  const onProgress = bar.live ? (done, total) => bar.update(done, total) : undefined;
-  const list = texts ? SessionManager.list : withoutTexts.list;
-  return list(ctx.cwd, ctx.sessionDir, onProgress).finally(() => bar.done());
+  return listWithBar({ cwd: ctx.cwd, sessionDir: ctx.sessionDir, allMessagesText: texts }, label);
 }
 
 /** `SessionManager.listAll(sessionDir)`; `texts` as in listCurrent. */
 function listEvery(ctx, { texts = true, label = 'Reading sessions' } = {}) {
+  return listWithBar({ sessionDir: ctx.sessionDir, allMessagesText: texts }, label);
+}
+
+function listWithBar(options, label) {
   const bar = progress(label);
   const onProgress = bar.live ? (done, total) => bar.update(done, total) : undefined;
-  const listAll = texts ? SessionManager.listAll : withoutTexts.listAll;
-  const listing = ctx.sessionDir ? listAll(ctx.sessionDir, onProgress) : listAll(onProgress);
-  return listing.finally(() => bar.done());
+  return listSessions({ ...options, onProgress }).finally(() => bar.done());
 }
 
 function ambiguous(arg, matches, where) {
