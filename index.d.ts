@@ -672,6 +672,25 @@ export declare function loadEntriesFromFile(filePath: string): FileEntry[];
  */
 export declare function findMostRecentSession(sessionDir: string, cwd?: string): string | null;
 
+/** pi's agent folder, as this package reads it: `PI_CODING_AGENT_DIR` (`~` expanded), else `~/.pi/agent`. */
+export declare function getAgentDir(): string;
+
+/**
+ * A path as pi reads one (a `--session-dir`, a setting): `~` and `file://` URLs expanded,
+ * Git Bash and Cygwin paths (`/c/...`) on Windows, resolved against `baseDir` (default the
+ * current directory).
+ */
+export declare function resolvePath(input: string, baseDir?: string): string;
+
+/**
+ * The `.jsonl` files of pi's session folders, damaged ones too (nothing is read, so
+ * `checkSession` can look at what a listing skips), each folder's in name order: those of
+ * `sessionDir` when given, else of the project folder of `cwd`
+ * (`getDefaultSessionDir(cwd)`, not created), else of every project folder of
+ * `<agent dir>/sessions`. A folder that cannot be read has none.
+ */
+export declare function findSessionFiles(options?: { cwd?: string; sessionDir?: string }): string[];
+
 // ============================================================================
 // Globals that not every consumer's lib has
 // ============================================================================

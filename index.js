@@ -4,7 +4,7 @@ const { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId } = requir
 const context = require('./lib/context.js');
 const { configureListing, findMostRecentSession, listSessions } = require('./lib/listing.js');
 const { loadEntriesFromFile } = require('./lib/loader.js');
-const { getDefaultSessionDir } = require('./lib/paths.js');
+const { getDefaultSessionDir, getAgentDir, resolvePath, findSessionFiles } = require('./lib/paths.js');
 const { getSessionStats, getUsageCostBreakdown, usageReport } = require('./lib/stats.js');
 const { checkSession, repairSession } = require('./lib/doctor.js');
 const { SessionSearch, searchSessions } = require('./lib/search.js');
@@ -27,6 +27,9 @@ module.exports = {
   loadEntriesFromFile,
   findMostRecentSession,
   // Beyond the reference:
+  getAgentDir,
+  resolvePath,
+  findSessionFiles,
   configureListing,
   listSessions,
   getSessionStats,

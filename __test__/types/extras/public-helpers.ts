@@ -35,3 +35,10 @@ void grepSessions("x", { fields: fields.filter((f) => f !== "custom") });
 void listSessions({ allMessagesText: false }).then((s) => s[0].allMessagesText);
 // @ts-expect-error: the field names are read-only
 GREP_FIELDS.push("text");
+
+// Session folders and files, by pi's rules.
+import { checkSession, findSessionFiles, getAgentDir, resolvePath } from "pi-session-native";
+const files: string[] = [...findSessionFiles(), ...findSessionFiles({ cwd: "/p" }), ...findSessionFiles({ sessionDir: resolvePath("~/s", getAgentDir()) })];
+void files.map((f) => checkSession(f).findings.length);
+// @ts-expect-error: options, not a folder
+findSessionFiles("/p");
