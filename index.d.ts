@@ -1142,6 +1142,36 @@ export declare function checkSession(path: string): SessionCheck;
  */
 export declare function repairSession(path: string, options?: { dryRun?: boolean; sessionDir?: string }): SessionRepair;
 
+/** What `judgeSessionFile` found: `path` resolved, `target` the file it names (a symlink's target). */
+export type SessionFileVerdict =
+    | {
+          ok: true;
+          path: string;
+          target: string;
+          viaLink: boolean;
+          /** Not a session by its header, but a `<timestamp>_<id>.jsonl` file in pi's session folders. */
+          damaged: boolean;
+          /** The target's device and inode when judged: compare before acting on it, in case it was replaced. */
+          identity: { dev: number; ino: number };
+      }
+    | {
+          ok: false;
+          path: string;
+          target: string;
+          viaLink: boolean;
+          /** Completes the sentence "<path> ...", e.g. `is a folder, not a pi session file`. */
+          reason: string;
+      };
+
+/**
+ * Whether `path` is a pi session file, as `repairSession` (and `pi-sessions rm`) decide before
+ * touching one: a regular file whose first entry is a session header, or a damaged
+ * `<timestamp>_<id>.jsonl` file in pi's session folders (the project folders of
+ * `<agent dir>/sessions`, or `sessionDir`). A symlink is judged by its target. Never opens
+ * anything but a regular file, never writes.
+ */
+export declare function judgeSessionFile(path: string, options?: { sessionDir?: string }): SessionFileVerdict;
+
 
 export type SessionSearchSort = "threaded" | "recent" | "relevance";
 /** `"named"` keeps only sessions with a name. */

@@ -7,6 +7,7 @@ const { loadEntriesFromFile } = require('./lib/loader.js');
 const { getDefaultSessionDir, getAgentDir, resolvePath, findSessionFiles } = require('./lib/paths.js');
 const { getSessionStats, getUsageCostBreakdown, usageReport } = require('./lib/stats.js');
 const { checkSession, repairSession } = require('./lib/doctor.js');
+const { judgeSessionFilePublic } = require('./lib/file-guard.js');
 const { SessionSearch, searchSessions } = require('./lib/search.js');
 const { grepSessions, GREP_FIELDS, DEFAULT_GREP_FIELDS } = require('./lib/grep.js');
 
@@ -37,6 +38,7 @@ module.exports = {
   usageReport,
   checkSession,
   repairSession,
+  judgeSessionFile: judgeSessionFilePublic,
   SessionSearch,
   searchSessions,
   grepSessions,

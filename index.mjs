@@ -26,6 +26,7 @@ export const {
   usageReport,
   checkSession,
   repairSession,
+  judgeSessionFile,
   SessionSearch,
   searchSessions,
   grepSessions,

@@ -6,7 +6,7 @@
 const fs = require('fs');
 const path = require('path');
 const { SessionManager, listSessions, getAgentDir, resolvePath, findSessionFiles } = require('../../index.js');
-const { kindOf } = require('../../lib/file-guard.js');
+const { kindOf } = require('./file-guard.js');
 const { CliError, progress } = require('./output.js');
 
 function readSettingsSessionDir(file) {

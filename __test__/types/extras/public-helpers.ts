@@ -42,3 +42,11 @@ const files: string[] = [...findSessionFiles(), ...findSessionFiles({ cwd: "/p" 
 void files.map((f) => checkSession(f).findings.length);
 // @ts-expect-error: options, not a folder
 findSessionFiles("/p");
+
+// The judgment repairSession and `pi-sessions rm` make before touching a file.
+import { judgeSessionFile } from "pi-session-native";
+const verdict = judgeSessionFile("/tmp/x.jsonl", { sessionDir: "/tmp" });
+const said: string = verdict.ok ? `${verdict.target} ${verdict.damaged} ${verdict.identity.ino}` : verdict.reason;
+void said;
+// @ts-expect-error: a refusal has no identity
+void (!verdict.ok && verdict.identity);
