@@ -580,12 +580,15 @@ export type ReadonlySessionManager = Pick<
     | "getSessionName"
 >;
 
-/** Progress callback of SessionManager.list()/listAll(). */
-export type SessionListProgress = (
+/** A SessionInfo without `allMessagesText`: what `listSessions` and `searchSessions` give with `allMessagesText: false`. */
+export type SessionInfoWithoutText = Omit<SessionInfo, "allMessagesText">;
+
+/** Progress callback of SessionManager.list()/listAll() (`T`: SessionInfoWithoutText for listings without texts). */
+export type SessionListProgress<T extends SessionInfoWithoutText = SessionInfo> = (
     loaded: number,
     total: number,
     /** Sessions loaded so far, sorted by activity. Present on periodic updates. */
-    partialSessions?: readonly SessionInfo[],
+    partialSessions?: readonly T[],
 ) => void;
 
 // ============================================================================
@@ -668,6 +671,25 @@ export declare function loadEntriesFromFile(filePath: string): FileEntry[];
  * if given), or null.
  */
 export declare function findMostRecentSession(sessionDir: string, cwd?: string): string | null;
+
+/** pi's agent folder, as this package reads it: `PI_CODING_AGENT_DIR` (`~` expanded), else `~/.pi/agent`. */
+export declare function getAgentDir(): string;
+
+/**
+ * A path as pi reads one (a `--session-dir`, a setting): `~` and `file://` URLs expanded,
+ * Git Bash and Cygwin paths (`/c/...`) on Windows, resolved against `baseDir` (default the
+ * current directory).
+ */
+export declare function resolvePath(input: string, baseDir?: string): string;
+
+/**
+ * The `.jsonl` files of pi's session folders, damaged ones too (nothing is read, so
+ * `checkSession` can look at what a listing skips), each folder's in name order: those of
+ * `sessionDir` when given, else of the project folder of `cwd`
+ * (`getDefaultSessionDir(cwd)`, not created), else of every project folder of
+ * `<agent dir>/sessions`. A folder that cannot be read has none.
+ */
+export declare function findSessionFiles(options?: { cwd?: string; sessionDir?: string }): string[];
 
 // ============================================================================
 // Globals that not every consumer's lib has
@@ -913,6 +935,36 @@ export interface ListingOptions {
  */
 export declare function configureListing(options?: ListingOptions): void;
 
+/** Which sessions `listSessions` lists, and how. */
+export interface ListSessionsOptions {
+    /** `SessionManager.list(cwd, sessionDir)` with a `cwd`, else `SessionManager.listAll(sessionDir)`. */
+    cwd?: string;
+    sessionDir?: string;
+    /** As for `list()` / `listAll()`. */
+    onProgress?: SessionListProgress;
+    signal?: AbortSignalLike;
+    /**
+     * Default true. `false`: every SessionInfo (and each progress list) comes without
+     * `allMessagesText`, most of a listing's bytes, for callers that never read it (a table).
+     */
+    allMessagesText?: boolean;
+}
+
+/** Options with `allMessagesText: false`: progress lists without the texts too. */
+type WithoutTextOptions<O extends { onProgress?: unknown; allMessagesText?: boolean }> = Omit<O, "onProgress" | "allMessagesText"> & {
+    allMessagesText: false;
+    onProgress?: SessionListProgress<SessionInfoWithoutText>;
+};
+
+/**
+ * `SessionManager.list(cwd, sessionDir)` when `cwd` is given, else `SessionManager.listAll(sessionDir)`
+ * (the same sessions, order and progress), from one options object; with
+ * `allMessagesText: false`, without that field.
+ */
+export declare function listSessions(options: WithoutTextOptions<ListSessionsOptions>): Promise<SessionInfoWithoutText[]>;
+export declare function listSessions(options?: ListSessionsOptions & { allMessagesText?: true }): Promise<SessionInfo[]>;
+export declare function listSessions(options?: ListSessionsOptions): Promise<SessionInfoWithoutText[]>;
+
 // ===== Accounting (beyond the reference) =====
 
 /** What `AgentSession.getSessionStats()` returns, without `contextUsage`. */
@@ -1090,6 +1142,36 @@ export declare function checkSession(path: string): SessionCheck;
  */
 export declare function repairSession(path: string, options?: { dryRun?: boolean; sessionDir?: string }): SessionRepair;
 
+/** What `judgeSessionFile` found: `path` resolved, `target` the file it names (a symlink's target). */
+export type SessionFileVerdict =
+    | {
+          ok: true;
+          path: string;
+          target: string;
+          viaLink: boolean;
+          /** Not a session by its header, but a `<timestamp>_<id>.jsonl` file in pi's session folders. */
+          damaged: boolean;
+          /** The target's device and inode when judged: compare before acting on it, in case it was replaced. */
+          identity: { dev: number; ino: number };
+      }
+    | {
+          ok: false;
+          path: string;
+          target: string;
+          viaLink: boolean;
+          /** Completes the sentence "<path> ...", e.g. `is a folder, not a pi session file`. */
+          reason: string;
+      };
+
+/**
+ * Whether `path` is a pi session file, as `repairSession` (and `pi-sessions rm`) decide before
+ * touching one: a regular file whose first entry is a session header, or a damaged
+ * `<timestamp>_<id>.jsonl` file in pi's session folders (the project folders of
+ * `<agent dir>/sessions`, or `sessionDir`). A symlink is judged by its target. Never opens
+ * anything but a regular file, never writes.
+ */
+export declare function judgeSessionFile(path: string, options?: { sessionDir?: string }): SessionFileVerdict;
+
 
 export type SessionSearchSort = "threaded" | "recent" | "relevance";
 /** `"named"` keeps only sessions with a name. */
@@ -1109,6 +1191,11 @@ export interface SearchSessionsOptions extends SessionSearchSource {
     sort?: SessionSearchSort;
     /** Default `"all"`. */
     nameFilter?: SessionSearchNameFilter;
+    /**
+     * Default true. `false`: the SessionInfos (and progress lists) come without
+     * `allMessagesText`, which then stays on the native side, for callers that do not show it.
+     */
+    allMessagesText?: boolean;
 }
 
 /**
@@ -1118,7 +1205,9 @@ export interface SearchSessionsOptions extends SessionSearchSource {
  * text and cwd, or as fuzzy subsequences of the name and cwd; `"quoted phrases"`;
  * `re:<pattern>` is a JavaScript RegExp with the `i` flag (an invalid or empty one gives `[]`).
  */
-export declare function searchSessions(query: string, options?: SearchSessionsOptions): Promise<SessionInfo[]>;
+export declare function searchSessions(query: string, options: WithoutTextOptions<SearchSessionsOptions>): Promise<SessionInfoWithoutText[]>;
+export declare function searchSessions(query: string, options?: SearchSessionsOptions & { allMessagesText?: true }): Promise<SessionInfo[]>;
+export declare function searchSessions(query: string, options?: SearchSessionsOptions): Promise<SessionInfoWithoutText[]>;
 
 /** The sessions of a folder (or of all folders), searched on every keystroke of a picker. */
 export declare class SessionSearch {
@@ -1137,6 +1226,10 @@ export declare class SessionSearch {
 
 /** What `grepSessions` searches (default `["text", "toolResult", "summary"]`). */
 export type SessionGrepField = "text" | "toolResult" | "summary" | "thinking" | "toolCall" | "custom";
+/** Every field `grepSessions` can search, in this order (for a `--in` option, a menu ...). */
+export declare const GREP_FIELDS: readonly SessionGrepField[];
+/** The fields searched when `options.fields` is not given: `["text", "toolResult", "summary"]`. */
+export declare const DEFAULT_GREP_FIELDS: readonly SessionGrepField[];
 
 export interface SessionMatch {
     /** The session file, and its header's id and cwd (as `SessionInfo` has them). */
@@ -1167,7 +1260,7 @@ export interface GrepSessionsOptions {
      * `"toolCall"`: `name + " " + JSON.stringify(arguments)`; `"custom"`: custom
      * messages and bash execution output.
      */
-    fields?: SessionGrepField[];
+    fields?: readonly SessionGrepField[];
     /** Default false: the pattern matches with the `i` flag. */
     caseSensitive?: boolean;
     /** On the entry's timestamp (entries without a valid one are left out when given). */

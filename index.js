@@ -2,13 +2,14 @@
 // pi-session-native: a drop-in for the session API of @earendil-works/pi-coding-agent.
 const { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId } = require('./lib/session-manager.js');
 const context = require('./lib/context.js');
-const { configureListing, findMostRecentSession } = require('./lib/listing.js');
+const { configureListing, findMostRecentSession, listSessions } = require('./lib/listing.js');
 const { loadEntriesFromFile } = require('./lib/loader.js');
-const { getDefaultSessionDir } = require('./lib/paths.js');
+const { getDefaultSessionDir, getAgentDir, resolvePath, findSessionFiles } = require('./lib/paths.js');
 const { getSessionStats, getUsageCostBreakdown, usageReport } = require('./lib/stats.js');
 const { checkSession, repairSession } = require('./lib/doctor.js');
+const { judgeSessionFilePublic } = require('./lib/file-guard.js');
 const { SessionSearch, searchSessions } = require('./lib/search.js');
-const { grepSessions } = require('./lib/grep.js');
+const { grepSessions, GREP_FIELDS, DEFAULT_GREP_FIELDS } = require('./lib/grep.js');
 
 module.exports = {
   CURRENT_SESSION_VERSION,
@@ -27,13 +28,20 @@ module.exports = {
   loadEntriesFromFile,
   findMostRecentSession,
   // Beyond the reference:
+  getAgentDir,
+  resolvePath,
+  findSessionFiles,
   configureListing,
+  listSessions,
   getSessionStats,
   getUsageCostBreakdown,
   usageReport,
   checkSession,
   repairSession,
+  judgeSessionFile: judgeSessionFilePublic,
   SessionSearch,
   searchSessions,
   grepSessions,
+  GREP_FIELDS,
+  DEFAULT_GREP_FIELDS,
 };

@@ -468,6 +468,33 @@ test("repairSession (the API) refuses what is not a session with ERR_NOT_A_SESSI
 	}
 });
 
+test("judgeSessionFile (the API) is the judgment rm and repairSession make, and touches nothing", () => {
+	const w = guardWorld();
+	try {
+		const before = snapshot(w.root);
+		for (const file of [w.files.session, w.files.tornTail]) {
+			const v = ours.judgeSessionFile(file);
+			assert.deepEqual([v.ok, v.damaged, v.viaLink, v.target], [true, false, false, fs.realpathSync(file)], file);
+			assert.deepEqual(v.identity, { dev: fs.statSync(file).dev, ino: fs.statSync(file).ino }, file);
+		}
+		const link = ours.judgeSessionFile(w.files.linkToSession);
+		assert.deepEqual([link.ok, link.viaLink, link.path, link.target], [true, true, w.files.linkToSession, fs.realpathSync(w.files.linkToSession)]);
+		const damaged = ours.judgeSessionFile(w.files.tornHeaderInFolder, { sessionDir: w.sessionDir });
+		assert.deepEqual([damaged.ok, damaged.damaged], [true, true]);
+		for (const file of [w.files.jsonl, w.files.text, w.files.folder, w.files.linkToText, w.files.tornHeaderElsewhere, w.files.linkToDevNull, w.files.dangling]) {
+			const v = ours.judgeSessionFile(file);
+			assert.equal(v.ok, false, file);
+			// The same words as repairSession's refusal.
+			assert.throws(() => ours.repairSession(file, { dryRun: true }), { message: `${v.path} ${v.reason}; not repaired` }, file);
+		}
+		assert.throws(() => ours.judgeSessionFile(5), TypeError);
+		assert.throws(() => ours.judgeSessionFile(w.files.session, { sessionDir: 5 }), TypeError);
+		assert.deepEqual(diff(before, snapshot(w.root)), { removed: [], added: [], changed: [] });
+	} finally {
+		w.cleanup();
+	}
+});
+
 // --- export -o ---------------------------------------------------------------------------------
 
 test("export -o never replaces a pi session nor the session exported, even with --force", () => {

@@ -373,7 +373,7 @@ async function runUsage(command) {
 }
 
 // usageReport is beyond the reference's contract (helpers/ours.mjs): the package itself.
-const { usageReport, checkSession } = createRequire(import.meta.url)("../index.js");
+const { usageReport, checkSession, findSessionFiles } = createRequire(import.meta.url)("../index.js");
 
 // pi 1.6.0 itself (which extension/index.mjs imports) needs Node 22 (fs.globSync).
 const piLoads = typeof fs.globSync === "function" ? false : "pi 1.6.0 needs Node 22; run.mjs runs this file there too";
@@ -444,10 +444,11 @@ test("/doctor's parts: the project's files or every project's, checkSession's fi
 	roots.push(root);
 	const a = damagedFolder(root, "alpha");
 	const b = damagedFolder(root, "beta");
-	const here = doctorFiles({ sessionDir: a.folder, sessionsRoot: path.join(root, "sessions"), all: false });
+	const here = doctorFiles(findSessionFiles, { sessionDir: a.folder, all: false });
 	assert.deepEqual(new Set(here), new Set([a.good, a.torn, a.headless]));
-	const everywhere = doctorFiles({ sessionDir: a.folder, sessionsRoot: path.join(root, "sessions"), all: true });
-	assert.equal(everywhere.length, 6);
+	// pi's sessions folder is <agent dir>/sessions.
+	const everywhere = await withAgentDir(root, () => doctorFiles(findSessionFiles, { sessionDir: a.folder, all: true }));
+	assert.deepEqual(new Set(everywhere), new Set([a.good, a.torn, a.headless, b.good, b.torn, b.headless]));
 	const result = await checkFiles(checkSession, here, { sliceMs: 0 });
 	assert.equal(result.checked, 3);
 	assert.deepEqual(result.problems.map((p) => p.path).sort(), [a.torn, a.headless].sort(), "the good file has no findings");

@@ -30,7 +30,7 @@ const SEARCH_FILE = path.join(
 	"node_modules/@earendil-works/pi-coding-agent/dist/modes/interactive/components/session-selector-search.js",
 );
 const oracle = await import(pathToFileURL(SEARCH_FILE).href);
-const { searchSessions, SessionSearch } = oursIndex;
+const { listSessions, searchSessions, SessionSearch } = oursIndex;
 
 const SEED = baseSeed();
 console.log(`# search seed ${SEED} (SEED=${SEED} node __test__/run.mjs __test__/search.test.mjs)`);
@@ -258,6 +258,37 @@ test("searchSessions and SessionSearch give filterAndSortSessions over the refer
 	}
 });
 
+test("listSessions: the reference's list(cwd, dir) or listAll(dir), from options; allMessagesText: false leaves only that field out", async () => {
+	const rng = new Rng(SEED);
+	const root = tempDir("list-sessions");
+	const withoutText = ({ allMessagesText, ...rest }) => rest;
+	try {
+		const dir = path.join(root, "c");
+		const facts = writeCorpus(rng, dir, 20 + rng.int(20), {});
+		void facts;
+		for (const [options, ref] of [
+			[{ sessionDir: dir }, () => reference.SessionManager.listAll(dir)],
+			[{ cwd: CWD, sessionDir: dir }, () => reference.SessionManager.list(CWD, dir)],
+		]) {
+			const expected = await ref();
+			const where = `seed ${SEED} ${options.cwd ? "list" : "listAll"}`;
+			assert.deepEqual((await listSessions(options)).map(render), expected.map(render), where);
+			const partials = [];
+			const textless = await listSessions({ ...options, allMessagesText: false, onProgress: (_l, _t, partial) => partial && partials.push(...partial) });
+			assert.deepEqual(textless, expected.map(withoutText), `${where}: without texts`);
+			assert.ok(textless.every((info) => !("allMessagesText" in info)), `${where}: no allMessagesText key`);
+			assert.ok(partials.length > 0 && partials.every((info) => !("allMessagesText" in info)), `${where}: progress lists without texts`);
+			const found = await searchSessions("", { ...options, sort: "recent", allMessagesText: false });
+			assert.ok(found.length > 0 && found.every((info) => !("allMessagesText" in info)), `${where}: search without texts`);
+		}
+	} finally {
+		fs.rmSync(root, { recursive: true, force: true });
+	}
+	await assert.rejects(listSessions({ allMessagesText: "no" }), /allMessagesText must be a boolean/);
+	await assert.rejects(listSessions({ cwd: 3 }), /cwd must be a string/);
+	await assert.rejects(listSessions(null), /options must be an object/);
+});
+
 test("typing a query a key at a time, and deleting back, gives the reference's results at every key (seeded)", async () => {
 	// Each search goes on from what the keystrokes before it found (the
 	// first occurrence of a word's prefix and the bytes after it).
@@ -419,6 +450,7 @@ test("bad arguments get clear errors", async () => {
 	await assert.rejects(searchSessions("x", { sort: "fuzzy" }), /sort must be one of/);
 	await assert.rejects(searchSessions("x", { nameFilter: "some" }), /nameFilter must be one of/);
 	await assert.rejects(searchSessions("x", { cwd: 3 }), /cwd must be a string/);
+	await assert.rejects(searchSessions("x", { allMessagesText: 0 }), /allMessagesText must be a boolean/);
 	assert.throws(() => new SessionSearch(), /SessionSearch.open/);
 	const root = tempDir("search-args");
 	try {

@@ -3,18 +3,15 @@
 // opens them, their first findings with line numbers, and the command that repairs what
 // is safe to repair. It only reads. Nothing here imports pi: what it needs of pi is
 // passed in, so that this module also runs in plain Node (the tests do).
-import { createRequire } from "node:module";
-
-// The same folders and files as `pi-sessions doctor` (bin/cli/sessions.js).
-const { projectSessionDirs, sessionFilesIn } = createRequire(import.meta.url)("../lib/paths.js");
 
 /**
- * The files /doctor checks: those of `sessionDir` (the current project's folder), or
- * with `all` those of every project folder of `sessionsRoot` (pi's sessions folder).
+ * The files /doctor checks, by the package's `findSessionFiles` (as `pi-sessions doctor`):
+ * those of `sessionDir` (the current project's folder), or with `all` those of every
+ * project folder of pi's sessions folder.
  */
-export function doctorFiles({ sessionDir, sessionsRoot, all }) {
-  if (all) return sessionFilesIn(projectSessionDirs(sessionsRoot));
-  return sessionDir ? sessionFilesIn([sessionDir]) : [];
+export function doctorFiles(findSessionFiles, { sessionDir, all }) {
+  if (all) return findSessionFiles();
+  return sessionDir ? findSessionFiles({ sessionDir }) : [];
 }
 
 /**

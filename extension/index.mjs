@@ -23,8 +23,6 @@ import { UsageView } from "./usage-view.mjs";
 // program loads it (the addon included) and stays loaded across /reload, and
 // with it the listing cache that makes a second /resume fast.
 const requireNode = createRequire(import.meta.url);
-// pi's sessions folder, by pi's rules (PI_CODING_AGENT_DIR or ~/.pi/agent), as the listing reads it.
-const { getSessionsDir } = requireNode("../lib/paths.js");
 
 // Once per process, whatever the number of reloads and session switches.
 const NOTICE_SHOWN = Symbol.for("pi-session-native.loadFailureNoticeShown");
@@ -125,9 +123,8 @@ export default function piSessionNative(pi) {
         ctx.ui.notify("Usage: /doctor [all]", "error");
         return;
       }
-      const files = doctorFiles({
+      const files = doctorFiles(pkg.findSessionFiles, {
         sessionDir: ctx.sessionManager.getSessionDir(),
-        sessionsRoot: getSessionsDir(),
         all: scope === "all",
       });
       if (files.length > 100) ctx.ui.notify(`Checking ${files.length} session files ...`, "info");

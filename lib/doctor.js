@@ -33,7 +33,7 @@ function backupStamp(target) {
 /**
  * Repairs what is safe to repair: the original is kept as
  * `<name>.bak-<UTC timestamp>`; with `dryRun` only the plan is returned.
- * Only a pi session file is repaired (see file-guard.js): anything else is
+ * Only a pi session file is repaired (judgeSessionFile): anything else is
  * refused with an error of code ERR_NOT_A_SESSION_FILE, dry run or not.
  * `sessionDir` is the session folder in use (pi's --session-dir), where a
  * damaged `<timestamp>_<id>.jsonl` file counts as a session.

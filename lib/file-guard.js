@@ -1,7 +1,8 @@
 'use strict';
-// What this package may delete or replace. A mistyped or mis-completed path
-// must never cost a file that is not a pi session: `rm`, `repair` and
-// `export -o` ask here first, and re-check just before they act.
+// Whether a path is a pi session file: what this package may repair, and
+// (through the public judgeSessionFile) what the command line may delete or
+// must not overwrite (bin/cli/file-guard.js). A mistyped or mis-completed path
+// must never cost a file that is not a pi session.
 const fs = require('fs');
 const path = require('path');
 const native = require('./native.js');
@@ -111,101 +112,12 @@ function refusal(verdict, suffix = '') {
   return error;
 }
 
-/**
- * Throws unless the judged target is still the same regular file (same
- * device and inode, not replaced by a link): called right before acting.
- */
-function assertUnchanged(verdict) {
-  let now;
-  try {
-    now = fs.lstatSync(verdict.target);
-  } catch (error) {
-    throw changed(verdict, error.code === 'ENOENT' ? 'is gone' : `cannot be examined (${error.code})`);
-  }
-  if (!now.isFile() || now.dev !== verdict.identity.dev || now.ino !== verdict.identity.ino) {
-    throw changed(verdict, 'was replaced by another file');
-  }
+/** judgeSessionFile for callers of the package: the path checked first. Public. */
+function judgeSessionFilePublic(input, options = {}) {
+  if (typeof input !== 'string') throw new TypeError('judgeSessionFile: path must be a string');
+  if (options === null || typeof options !== 'object') throw new TypeError('judgeSessionFile: options must be an object');
+  if (options.sessionDir !== undefined && typeof options.sessionDir !== 'string') throw new TypeError('options.sessionDir must be a string');
+  return judgeSessionFile(input, { sessionDir: options.sessionDir });
 }
 
-function changed(verdict, how) {
-  const error = new Error(`${verdict.target} ${how} since it was checked; left as it is`);
-  error.code = NOT_A_SESSION;
-  error.path = verdict.target;
-  return error;
-}
-
-/**
- * What writing to `output` would do: `create` (nothing there), `stream` (a
- * FIFO or a character device such as /dev/stdout: written into, nothing
- * replaced), `replace` (a regular file that is not a session; only when the
- * user says so), or `refuse` with a reason (a pi session file, `protect`ed
- * files such as the session being exported, a folder, anything else).
- */
-function judgeOutput(output, { protect = [], sessionDir } = {}) {
-  const file = paths.resolvePath(output);
-  let stats;
-  try {
-    stats = fs.statSync(file);
-  } catch (error) {
-    if (error.code !== 'ENOENT') return { action: 'refuse', path: file, reason: `cannot be examined (${error.code ?? error.message})` };
-    // A dangling symlink: writing would create its target, somewhere else.
-    const dangling = fs.lstatSync(file, { throwIfNoEntry: false });
-    if (dangling) return { action: 'refuse', path: file, reason: `is a symlink to ${fs.readlinkSync(file)}, which does not exist` };
-    return { action: 'create', path: file };
-  }
-  // /dev/stdout on a pipe "resolves" to /proc/<pid>/fd/pipe:[...], no path: a stream opens the path given.
-  const target = realpathOrNull(file) ?? file;
-  const what = target !== file ? `is a symlink to ${target}, which is` : 'is';
-  for (const p of protect) {
-    const real = realpathOrNull(p);
-    if (real !== null && paths.pathsEqual(real, target)) {
-      return { action: 'refuse', path: file, reason: `${what} the session being exported` };
-    }
-  }
-  if (stats.isFIFO() || stats.isCharacterDevice()) return { action: 'stream', path: file, target };
-  const kind = kindOf(stats);
-  if (kind) return { action: 'refuse', path: file, reason: `${what} ${kind}` };
-  const verdict = judgeSessionFile(target, { sessionDir });
-  if (verdict.ok) return { action: 'refuse', path: file, reason: `${what} a pi session file, never replaced` };
-  return { action: 'replace', path: file, target, identity: { dev: stats.dev, ino: stats.ino } };
-}
-
-/**
- * Writes `text` as `judgeOutput` decided: a new file is created exclusively
- * (something appearing meanwhile is not overwritten), a replaced file must
- * still be the one judged, a stream is written into without truncating.
- */
-function writeOutput(decision, text) {
-  const { O_WRONLY, O_CREAT, O_EXCL } = fs.constants;
-  let fd;
-  switch (decision.action) {
-    case 'create':
-      fd = fs.openSync(decision.path, O_WRONLY | O_CREAT | O_EXCL, 0o666);
-      break;
-    case 'stream':
-      fd = fs.openSync(decision.path, O_WRONLY);
-      break;
-    case 'replace': {
-      fd = fs.openSync(decision.target, O_WRONLY);
-      const now = fs.fstatSync(fd);
-      if (!now.isFile() || now.dev !== decision.identity.dev || now.ino !== decision.identity.ino) {
-        fs.closeSync(fd);
-        const error = new Error(`${decision.path} was replaced by another file since it was checked; left as it is`);
-        error.code = NOT_A_SESSION;
-        throw error;
-      }
-      fs.ftruncateSync(fd, 0);
-      break;
-    }
-    default:
-      throw new Error(`writeOutput: nothing to write for '${decision.action}'`);
-  }
-  try {
-    const bytes = Buffer.from(text);
-    for (let at = 0; at < bytes.length; ) at += fs.writeSync(fd, bytes, at);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
-module.exports = { NOT_A_SESSION, kindOf, judgeSessionFile, refusal, assertUnchanged, judgeOutput, writeOutput };
+module.exports = { NOT_A_SESSION, judgeSessionFile, judgeSessionFilePublic, refusal };

@@ -10,9 +10,9 @@
 const native = require('../binding.js');
 const listing = require('./listing.js');
 
-/** In the order of `grep::Field`. */
-const FIELDS = ['text', 'toolResult', 'summary', 'thinking', 'toolCall', 'custom'];
-const DEFAULT_FIELDS = ['text', 'toolResult', 'summary'];
+/** In the order of `grep::Field`. Frozen: both are public (GREP_FIELDS, DEFAULT_GREP_FIELDS). */
+const FIELDS = Object.freeze(['text', 'toolResult', 'summary', 'thinking', 'toolCall', 'custom']);
+const DEFAULT_FIELDS = Object.freeze(['text', 'toolResult', 'summary']);
 const TOOL_CALL = FIELDS.indexOf('toolCall');
 const REGEX_PREFIX = 're:';
 

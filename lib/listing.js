@@ -184,7 +184,7 @@ const folderInfos = new Map();
  * the listing's other work; and most listings are never searched.
  */
 const handedTokens = new Map();
-/** The same for listings without texts (lib/search.js's searchWithoutTexts). */
+/** The same for listings without texts (`allMessagesText: false`). */
 const handedTextlessTokens = new Map();
 
 class HandedInfos {
@@ -823,18 +823,25 @@ async function listEvery(sessionDirOrOnProgress, onProgressOrSignal, signal, tex
 }
 
 /**
- * list() and listAll() without `allMessagesText` (which is most of a
- * listing's bytes), for callers that never read it: the command line's
- * tables. Internal: not exported from the package root.
+ * `list(cwd, sessionDir)` with a cwd, else `listAll(sessionDir)`, from one
+ * options object. `allMessagesText: false` leaves that field out of every
+ * SessionInfo (partial lists too): it is most of a listing's bytes, and then
+ * never crosses over from Rust. Public (index.js).
  */
-const withoutTexts = {
-  list: (cwd, sessionDir, onProgress, signal) => listFolder(cwd, sessionDir, onProgress, signal, false),
-  listAll: (sessionDirOrOnProgress, onProgressOrSignal, signal) =>
-    listEvery(sessionDirOrOnProgress, onProgressOrSignal, signal, false),
-};
+async function listSessions(options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('The listing options must be an object');
+  const { cwd, sessionDir, onProgress, signal, allMessagesText = true } = options;
+  if (cwd !== undefined && typeof cwd !== 'string') throw new TypeError('options.cwd must be a string');
+  if (sessionDir !== undefined && typeof sessionDir !== 'string') throw new TypeError('options.sessionDir must be a string');
+  if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError('options.onProgress must be a function');
+  if (typeof allMessagesText !== 'boolean') throw new TypeError('options.allMessagesText must be a boolean');
+  return cwd !== undefined
+    ? listFolder(cwd, sessionDir, onProgress, signal, allMessagesText)
+    : listEvery(sessionDir, onProgress, signal, allMessagesText);
+}
 
 /**
- * The sessions without texts, as `withoutTexts`, that may hold a grep's
+ * The sessions (without texts) that may hold a grep's
  * pattern: `gate` is `{ pattern, regex, caseSensitive, fields }` (the
  * arguments of `grepSessionFiles`), and a file the listing cache does not
  * hold as it is is read first for the pattern's words and left out, unread
@@ -853,7 +860,7 @@ module.exports = {
   findById,
   list,
   listAll,
-  withoutTexts,
+  listSessions,
   listMaybeMatching,
   configureListing,
   applyCacheDir,

@@ -96,6 +96,21 @@ function sessionFilesIn(dirs) {
   return files;
 }
 
+/**
+ * The `.jsonl` files of pi's session folders, damaged ones too (no file is
+ * read): those of `sessionDir` when given, else of the project folder of
+ * `cwd`, else of every project folder of `<agent dir>/sessions`. Public.
+ */
+function findSessionFiles(options = {}) {
+  if (options === null || typeof options !== 'object') throw new TypeError('findSessionFiles: options must be an object');
+  const { cwd, sessionDir } = options;
+  if (cwd !== undefined && typeof cwd !== 'string') throw new TypeError('options.cwd must be a string');
+  if (sessionDir !== undefined && typeof sessionDir !== 'string') throw new TypeError('options.sessionDir must be a string');
+  if (sessionDir !== undefined) return sessionFilesIn([resolvePath(sessionDir)]);
+  if (cwd !== undefined) return sessionFilesIn([getDefaultSessionDirPath(cwd)]);
+  return sessionFilesIn(projectSessionDirs(getSessionsDir()));
+}
+
 module.exports = {
   APP_NAME,
   normalizePath,
@@ -107,4 +122,5 @@ module.exports = {
   getDefaultSessionDir,
   projectSessionDirs,
   sessionFilesIn,
+  findSessionFiles,
 };

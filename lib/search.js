@@ -34,12 +34,19 @@ function checkOptions(options) {
   if (cwd !== undefined && typeof cwd !== 'string') throw new TypeError('options.cwd must be a string');
   if (sessionDir !== undefined && typeof sessionDir !== 'string') throw new TypeError('options.sessionDir must be a string');
   if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError('options.onProgress must be a function');
+  if (options.allMessagesText !== undefined && typeof options.allMessagesText !== 'boolean') {
+    throw new TypeError('options.allMessagesText must be a boolean');
+  }
+}
+
+/** A SessionInfo without its texts. */
+function withoutText({ allMessagesText, ...info }) {
+  return info;
 }
 
 /** `list(cwd, sessionDir)` with a cwd, else `listAll(sessionDir)`; without `allMessagesText` unless `texts`. */
 function listSessions({ cwd, sessionDir }, onProgress, signal, texts = true) {
-  const from = texts ? listing : listing.withoutTexts;
-  return cwd !== undefined ? from.list(cwd, sessionDir, onProgress, signal) : from.listAll(sessionDir, onProgress, signal);
+  return listing.listSessions({ cwd, sessionDir, onProgress, signal, allMessagesText: texts });
 }
 
 /** The id for the native side: a string as it is, else its kind. */
@@ -213,12 +220,22 @@ class SessionSearch {
 /**
  * What pi's /resume shows for `query`: `filterAndSortSessions` over
  * `list(cwd, sessionDir)` when `cwd` is given, else over `listAll(sessionDir)`.
+ * With `allMessagesText: false`, the infos come without it: the listing
+ * leaves the texts in the listing cache and the index reads them there, so
+ * they never cross over. Where that cannot answer (a `re:` query runs in V8,
+ * on the texts; or the cache no longer holds a text) the texts are listed
+ * and searched here, and the answer's infos left without them.
  */
-function searchSessions(query, options = {}) {
-  return oneShotSearch(query, options, true);
+async function searchSessions(query, options = {}) {
+  if (options?.allMessagesText !== false) return oneShotSearch(query, options, true);
+  const found = await oneShotSearch(query, options, false);
+  return found ?? (await oneShotSearch(query, options, true)).map(withoutText);
 }
 
-/** searchSessions, or (`texts` false) searchWithoutTexts. */
+/**
+ * searchSessions; with `texts` false over infos without `allMessagesText`,
+ * or `undefined` where that cannot answer (see searchSessions).
+ */
 async function oneShotSearch(query, options, texts) {
   checkQuery(query);
   checkOptions(options);
@@ -237,15 +254,4 @@ async function oneShotSearch(query, options, texts) {
 /** The index of one-shot searches: no trigram filters (making them costs more than they save once). */
 let oneShotIndex;
 
-/**
- * searchSessions for callers that show no message text (the command line's
- * table): the infos come without `allMessagesText`, and the index reads the
- * texts from the listing cache, so that they never cross over. `undefined`
- * where that cannot answer, a `re:` query (it runs in V8, on the texts) or a
- * text the cache no longer holds: then searchSessions does. Internal.
- */
-function searchWithoutTexts(query, options = {}) {
-  return oneShotSearch(query, options, false);
-}
-
-module.exports = { SessionSearch, searchSessions, searchWithoutTexts, SCORES };
+module.exports = { SessionSearch, searchSessions, SCORES };

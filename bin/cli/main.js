@@ -115,7 +115,7 @@ async function main(argv) {
   try {
     code = await run(argv);
   } catch (error) {
-    // A path refused as not a pi session (lib/file-guard.js) is a usage error: nothing was done.
+    // A path refused as not a pi session (judgeSessionFile, file-guard.js) is a usage error: nothing was done.
     code = error instanceof CliError ? error.exitCode : error?.code === 'ERR_NOT_A_SESSION_FILE' ? 2 : 1;
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`pi-sessions: ${oneLineMessage(message)}\n`);

@@ -5,11 +5,8 @@
 // argument resolved as `pi --session` resolves it (dist/main.js).
 const fs = require('fs');
 const path = require('path');
-const { SessionManager } = require('../../index.js');
-const paths = require('../../lib/paths.js');
-const { kindOf } = require('../../lib/file-guard.js');
-// Internal: list()/listAll() without allMessagesText, for what only shows the rest.
-const { withoutTexts } = require('../../lib/listing.js');
+const { SessionManager, listSessions, getAgentDir, resolvePath, findSessionFiles } = require('../../index.js');
+const { kindOf } = require('./file-guard.js');
 const { CliError, progress } = require('./output.js');
 
 function readSettingsSessionDir(file) {
@@ -23,14 +20,14 @@ function readSettingsSessionDir(file) {
 
 /** The session folder pi would use, or undefined for the project's default one. */
 function sessionDirFor(cwd, option) {
-  if (option) return path.resolve(paths.normalizePath(option));
+  if (option) return resolvePath(option);
   const fromEnv = process.env.PI_CODING_AGENT_SESSION_DIR;
-  if (fromEnv) return paths.normalizePath(fromEnv);
+  if (fromEnv) return resolvePath(fromEnv);
   // Project settings override global ones, as pi merges them.
   const fromSettings =
     readSettingsSessionDir(path.join(cwd, '.pi', 'settings.json')) ??
-    readSettingsSessionDir(path.join(paths.getAgentDir(), 'settings.json'));
-  return fromSettings ? paths.normalizePath(fromSettings) : undefined;
+    readSettingsSessionDir(path.join(getAgentDir(), 'settings.json'));
+  return fromSettings ? resolvePath(fromSettings) : undefined;
 }
 
 /** What every command knows about where sessions are. */
@@ -44,19 +41,18 @@ function context(values) {
  * SessionInfo objects without `allMessagesText` (most of a listing's bytes).
  */
 function listCurrent(ctx, { texts = true, label = 'Reading sessions' } = {}) {
-  const bar = progress(label);
-  const onProgress = bar.live ? (done, total) => bar.update(done, total) : undefined;
-  const list = texts ? SessionManager.list : withoutTexts.list;
-  return list(ctx.cwd, ctx.sessionDir, onProgress).finally(() => bar.done());
+  return listWithBar({ cwd: ctx.cwd, sessionDir: ctx.sessionDir, allMessagesText: texts }, label);
 }
 
 /** `SessionManager.listAll(sessionDir)`; `texts` as in listCurrent. */
 function listEvery(ctx, { texts = true, label = 'Reading sessions' } = {}) {
+  return listWithBar({ sessionDir: ctx.sessionDir, allMessagesText: texts }, label);
+}
+
+function listWithBar(options, label) {
   const bar = progress(label);
   const onProgress = bar.live ? (done, total) => bar.update(done, total) : undefined;
-  const listAll = texts ? SessionManager.listAll : withoutTexts.listAll;
-  const listing = ctx.sessionDir ? listAll(ctx.sessionDir, onProgress) : listAll(onProgress);
-  return listing.finally(() => bar.done());
+  return listSessions({ ...options, onProgress }).finally(() => bar.done());
 }
 
 function ambiguous(arg, matches, where) {
@@ -76,7 +72,7 @@ function ambiguous(arg, matches, where) {
 async function resolveSession(arg, ctx) {
   if (typeof arg !== 'string' || arg === '') throw new CliError('a session is required', 2);
   if (arg.includes('/') || arg.includes('\\') || arg.endsWith('.jsonl')) {
-    const file = paths.resolvePath(arg, ctx.cwd);
+    const file = resolvePath(arg, ctx.cwd);
     if (!fs.existsSync(file)) throw new CliError(`no such file: ${file}`);
     return file;
   }
@@ -121,9 +117,7 @@ function openSession(file, ctx) {
 
 /** The `.jsonl` files of the current project's folder, or of every project with `all`. */
 function sessionFiles(ctx, all) {
-  const dirs =
-    all && !ctx.sessionDir ? paths.projectSessionDirs(paths.getSessionsDir()) : [ctx.sessionDir ?? paths.getDefaultSessionDirPath(ctx.cwd)];
-  return paths.sessionFilesIn(dirs);
+  return findSessionFiles({ cwd: all ? undefined : ctx.cwd, sessionDir: ctx.sessionDir });
 }
 
 module.exports = { context, resolveSession, regularFile, openSession, sessionFiles, listCurrent, listEvery };

@@ -1,5 +1,5 @@
 'use strict';
-const guard = require('../../../lib/file-guard.js');
+const guard = require('../file-guard.js');
 const out = require('../output.js');
 const sessions = require('../sessions.js');
 const { describe, contentText, toolCallLine } = require('../render.js');

@@ -1,6 +1,5 @@
 'use strict';
-const { grepSessions } = require('../../../index.js');
-const { GREP_FIELDS, DEFAULT_GREP_FIELDS } = require('../../../lib/grep.js');
+const { grepSessions, GREP_FIELDS, DEFAULT_GREP_FIELDS } = require('../../../index.js');
 const out = require('../output.js');
 const sessions = require('../sessions.js');
 

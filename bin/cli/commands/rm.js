@@ -3,7 +3,8 @@ const fs = require('fs');
 const os = require('os');
 const path = require('path');
 const { spawnSync } = require('child_process');
-const guard = require('../../../lib/file-guard.js');
+const { judgeSessionFile } = require('../../../index.js');
+const guard = require('../file-guard.js');
 const out = require('../output.js');
 const sessions = require('../sessions.js');
 
@@ -120,7 +121,7 @@ module.exports = {
         error.message = `rm: ${error.message}${nothing}`;
         throw error;
       }
-      verdicts.push(guard.judgeSessionFile(file, { sessionDir: ctx.sessionDir }));
+      verdicts.push(judgeSessionFile(file, { sessionDir: ctx.sessionDir }));
     }
     const refused = verdicts.filter((v) => !v.ok);
     if (refused.length) {

@@ -1,6 +1,5 @@
 'use strict';
 const { searchSessions } = require('../../../index.js');
-const { searchWithoutTexts } = require('../../../lib/search.js');
 const out = require('../output.js');
 const sessions = require('../sessions.js');
 const { printSessions } = require('./ls.js');
@@ -43,11 +42,10 @@ module.exports = {
         sort,
         nameFilter: values.named ? 'named' : 'all',
         onProgress: bar.live ? (done, total) => bar.update(done, total) : undefined,
+        // The table shows no message text: only --json prints it.
+        allMessagesText: Boolean(values.json),
       };
-      // The table shows no message text: only --json (and a re: query, which
-      // runs on the texts) needs them in JavaScript.
-      if (!values.json) found = await searchWithoutTexts(query, options);
-      found ??= await searchSessions(query, options);
+      found = await searchSessions(query, options);
     } finally {
       bar.done();
     }
