@@ -1270,6 +1270,11 @@ export interface GrepSessionsOptions {
     limit?: number;
     /** Called with each match as it is found, before the promise settles. */
     onMatch?: (match: SessionMatch) => void;
+    /**
+     * Default true. False keeps no match (the promise resolves to an empty array): with
+     * `onMatch`, memory stays that of one file's matches however many there are.
+     */
+    collect?: boolean;
     /** Files read of the files listed. */
     onProgress?: (done: number, total: number) => void;
     signal?: AbortSignalLike;

@@ -230,6 +230,14 @@ test("grepSessions finds exactly what the JavaScript oracle finds", async () => 
 			const got = await grepSessions(pattern, { ...options, onMatch: (m) => seen.push(m) });
 			assert.deepStrictEqual(got, expected, where);
 			assert.deepStrictEqual(seen, expected, `onMatch, ${where}`);
+			if (q % 5 === 0) {
+				// collect: false keeps nothing; onMatch sees the same, and limit counts what it saw.
+				const streamed = [];
+				const limit = expected.length > 1 ? 1 + rng.int(expected.length) : undefined;
+				const none = await grepSessions(pattern, { ...options, limit, collect: false, onMatch: (m) => streamed.push(m) });
+				assert.deepStrictEqual(none, [], `collect: false, ${where}`);
+				assert.deepStrictEqual(streamed, expected.slice(0, limit), `collect: false, limit ${limit}, ${where}`);
+			}
 			if (expected.length > 1) {
 				const limit = 1 + rng.int(expected.length - 1);
 				assert.deepStrictEqual(await grepSessions(pattern, { ...options, limit }), expected.slice(0, limit), `limit ${limit}, ${where}`);
@@ -322,6 +330,7 @@ test("bad options are TypeErrors naming the option; a bad regex is V8's SyntaxEr
 		[["x", { fields: [] }], /options\.fields/],
 		[["x", { caseSensitive: "yes" }], /options\.caseSensitive/],
 		[["x", { limit: 0 }], /options\.limit/],
+		[["x", { collect: "no" }], /options\.collect/],
 		[["x", { limit: 1.5 }], /options\.limit/],
 		[["x", { since: "not a date" }], /options\.since/],
 		[["x", { until: {} }], /options\.until/],

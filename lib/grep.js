@@ -56,7 +56,7 @@ function checkOptions(pattern, options) {
   }
   if (pattern === '' || pattern === REGEX_PREFIX) throw new TypeError('The grep pattern must not be empty');
   if (options === null || typeof options !== 'object') throw new TypeError('The grep options must be an object');
-  const { cwd, sessionDir, fields = DEFAULT_FIELDS, caseSensitive = false, limit, onMatch, onProgress, signal } = options;
+  const { cwd, sessionDir, fields = DEFAULT_FIELDS, caseSensitive = false, limit, onMatch, onProgress, signal, collect = true } = options;
   if (cwd !== undefined && typeof cwd !== 'string') throw new TypeError('options.cwd must be a string');
   if (sessionDir !== undefined && typeof sessionDir !== 'string') throw new TypeError('options.sessionDir must be a string');
   if (!Array.isArray(fields) || fields.length === 0 || !fields.every((f) => FIELDS.includes(f))) {
@@ -66,13 +66,14 @@ function checkOptions(pattern, options) {
   if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) throw new TypeError('options.limit must be a positive integer');
   if (onMatch !== undefined && typeof onMatch !== 'function') throw new TypeError('options.onMatch must be a function');
   if (onProgress !== undefined && typeof onProgress !== 'function') throw new TypeError('options.onProgress must be a function');
+  if (typeof collect !== 'boolean') throw new TypeError('options.collect must be a boolean');
   if (signal !== undefined && !(signal && typeof signal.aborted === 'boolean' && typeof signal.addEventListener === 'function')) {
     throw new TypeError('options.signal must be an AbortSignal');
   }
   const since = optionDate('since', options.since);
   const until = optionDate('until', options.until);
   const fieldBits = fields.reduce((bits, f) => bits | (1 << FIELDS.indexOf(f)), 0);
-  return { cwd, sessionDir, fieldBits, caseSensitive, limit, onMatch, onProgress, signal, since, until };
+  return { cwd, sessionDir, fieldBits, caseSensitive, limit, onMatch, onProgress, signal, since, until, collect };
 }
 
 /** Whether an entry's timestamp is within `since`/`until` (when given). */
@@ -151,7 +152,7 @@ async function grepSessions(pattern, options = {}) {
   const gate = { pattern: body, regex: isRegex, caseSensitive: opts.caseSensitive, fields: opts.fieldBits };
   const sessions = await listing.listMaybeMatching(opts, gate);
   opts.signal?.throwIfAborted();
-  const { since, until, limit, onMatch, onProgress, signal } = opts;
+  const { since, until, limit, onMatch, onProgress, signal, collect } = opts;
   return new Promise((resolve, reject) => {
     const matches = [];
     let settled = false;
@@ -165,11 +166,13 @@ async function grepSessions(pattern, options = {}) {
       else resolve(matches);
     };
     const onAbort = () => settle(signal.reason);
+    let found = 0;
     const add = (match) => {
-      matches.push(match);
+      found++;
+      if (collect) matches.push(match);
       onMatch?.(match);
       if (settled) return false;
-      if (limit !== undefined && matches.length >= limit) {
+      if (limit !== undefined && found >= limit) {
         settle();
         return false;
       }

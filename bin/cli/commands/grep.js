@@ -159,6 +159,7 @@ module.exports = {
         until,
         limit,
         onMatch: print,
+        collect: false,
       });
     } catch (error) {
       throw failure(`grep: ${error.message}`);
