@@ -1268,8 +1268,12 @@ export interface GrepSessionsOptions {
     until?: Date | string | number;
     /** Stops after that many matches, reading no further. */
     limit?: number;
-    /** Called with each match as it is found, before the promise settles. */
-    onMatch?: (match: SessionMatch) => void;
+    /**
+     * Called with each match as it is found, before the promise settles. When it returns a
+     * promise, the next match waits for it (and the reading, a few files ahead at most): a
+     * writer to a slow stream can wait for `'drain'`. A rejection rejects grepSessions.
+     */
+    onMatch?: (match: SessionMatch) => void | PromiseLike<void>;
     /**
      * Default true. False keeps no match (the promise resolves to an empty array): with
      * `onMatch`, memory stays that of one file's matches however many there are.

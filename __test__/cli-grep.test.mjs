@@ -4,12 +4,12 @@
 // grep's (0 found, 1 nothing, 2 bad usage), and the scan reporting a file's matches
 // while a later file is still being read.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { after, test } from "node:test";
-import { fileNameFor, fixedSession, makeWorld, runCli, writeSession } from "./helpers/cli.mjs";
+import { BIN, fileNameFor, fixedSession, makeWorld, runCli, writeSession } from "./helpers/cli.mjs";
 import { REPO_ROOT } from "./helpers/reference.mjs";
 
 const require = createRequire(import.meta.url);
@@ -153,4 +153,51 @@ test("the scan reports a file's matches while a later file is still being read",
 	while (!messages.ended) await new Promise((r) => setTimeout(r, 10));
 	assert.equal(messages.at(-1), -1);
 	scan.cancel();
+});
+
+// Without backpressure a scan far ahead of its reader queues all of its output (here
+// 120 MB) in the process; with it, the scan waits while stdout is full.
+test("a reader that does not read holds the scan back: the CLI queues no output", { skip: process.platform !== "linux" && "reads the peak memory from /proc" }, async () => {
+	const dir = fs.mkdtempSync(path.join(world.root, "slow-"));
+	const text = "needle ".repeat(150_000);
+	const files = 120;
+	for (let i = 0; i < files; i++) {
+		const lines = [
+			{ type: "session", version: 3, id: `slow-${i}`, timestamp: "2024-05-01T00:00:00.000Z", cwd: "/p" },
+			{ type: "message", id: "m", parentId: null, timestamp: "2024-05-01T00:00:01.000Z", message: { role: "toolResult", toolCallId: "t", toolName: "bash", content: [{ type: "text", text }], isError: false, timestamp: 1 } },
+		];
+		fs.writeFileSync(path.join(dir, `2024-05-01T00-00-${String(i).padStart(2, "0")}-000Z_slow-${i}.jsonl`), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`);
+	}
+	const child = spawn(process.execPath, [BIN, "grep", "needle", "--json", "--all", "--session-dir", dir, "--no-cache"], {
+		env: { ...process.env, PI_CODING_AGENT_DIR: world.agentDir },
+		stdio: ["ignore", "pipe", "pipe"],
+	});
+	const peakKb = () => {
+		try {
+			return Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${child.pid}/status`, "utf8"))[1]);
+		} catch {
+			return 0;
+		}
+	};
+	// Not reading for a while: the scan would be done, its output queued.
+	child.stdout.pause();
+	await new Promise((r) => setTimeout(r, 1500));
+	const peakWhilePaused = peakKb();
+	let lines = 0;
+	let rest = "";
+	child.stdout.setEncoding("utf8");
+	child.stdout.on("data", (chunk) => {
+		const parts = (rest + chunk).split("\n");
+		rest = parts.pop();
+		lines += parts.length;
+	});
+	child.stdout.resume();
+	let stderr = "";
+	child.stderr.on("data", (d) => (stderr += d));
+	const status = await new Promise((resolve) => child.on("close", resolve));
+	assert.equal(status, 0, stderr);
+	assert.equal(lines, files, "every match arrives");
+	assert.ok(peakWhilePaused > 0, "the peak was read");
+	assert.ok(peakWhilePaused < 100 * 1024 + 60 * 1024, `peak ${peakWhilePaused} KB while nothing was read: output queued`);
+	fs.rmSync(dir, { recursive: true, force: true });
 });

@@ -313,6 +313,27 @@ test("abort rejects with the signal's reason; progress counts files", async () =
 	// What onMatch throws rejects the promise, and the scan stops.
 	const thrown = new Error("from onMatch");
 	await assert.rejects(grepSessions("re:[a-z]", { sessionDir: dir, onMatch: () => { throw thrown; } }), (e) => e === thrown);
+	// An onMatch that returns a promise holds the next match back until it settles; its
+	// rejection rejects grepSessions.
+	let pending = 0;
+	let overlapped = false;
+	const waited = [];
+	const all = await grepSessions("re:[a-z]", { sessionDir: dir });
+	await grepSessions("re:[a-z]", {
+		sessionDir: dir,
+		collect: false,
+		onMatch: async (m) => {
+			overlapped ||= pending > 0;
+			pending++;
+			await new Promise((r) => setTimeout(r, 1));
+			waited.push(m);
+			pending--;
+		},
+	});
+	assert.ok(!overlapped, "one onMatch at a time");
+	assert.deepStrictEqual(waited, all);
+	const refused = new Error("async refusal");
+	await assert.rejects(grepSessions("re:[a-z]", { sessionDir: dir, onMatch: async () => { throw refused; } }), (e) => e === refused);
 	const total = (await listed(dir)).length;
 	const progress = [];
 	await grepSessions("deploy", { sessionDir: dir, onProgress: (done, total) => progress.push([done, total]) });

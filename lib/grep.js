@@ -83,11 +83,8 @@ function inTime(timestamp, since, until) {
   return (since === undefined || time >= since) && (until === undefined || time <= until);
 }
 
-/**
- * The matches of one file's candidates (see `JsGrepFile` in
- * src/binding_grep.rs), passed to `add` in order; false once `add` says stop.
- */
-function fileMatches(session, message, regexp, since, until, add) {
+/** The matches of one file's candidates (see `JsGrepFile` in src/binding/grep.rs), in order. */
+function* fileMatches(session, message, regexp, since, until) {
   const { json, entries, candidates } = message;
   const parse = (start, end) => (end === 0 ? undefined : JSON.parse(json.toString('utf8', start, end)));
   // Texts come decoded: ASCII ones as bytes (V8 keeps them one byte a character),
@@ -130,9 +127,8 @@ function fileMatches(session, message, regexp, since, until, add) {
       text,
       ranges,
     };
-    if (!add(match)) return false;
+    yield match;
   }
-  return true;
 }
 
 
@@ -167,29 +163,40 @@ async function grepSessions(pattern, options = {}) {
     };
     const onAbort = () => settle(signal.reason);
     let found = 0;
-    const add = (match) => {
-      found++;
-      if (collect) matches.push(match);
-      onMatch?.(match);
-      if (settled) return false;
-      if (limit !== undefined && found >= limit) {
-        settle();
-        return false;
+    // Files wait here while an onMatch promise is pending; Rust sends a few
+    // ahead of what is taken, no more.
+    const queue = [];
+    let running = false;
+    const take = async () => {
+      running = true;
+      while (queue.length > 0 && !settled) {
+        const message = queue.shift();
+        try {
+          if (message.file >= 0 && message.candidates.length > 0) {
+            for (const match of fileMatches(sessions[message.file], message, regexp, since, until)) {
+              found++;
+              if (collect) matches.push(match);
+              const waited = onMatch?.(match);
+              if (typeof waited?.then === 'function') await waited;
+              if (settled) break;
+              if (limit !== undefined && found >= limit) settle();
+              if (settled) break;
+            }
+          }
+          if (settled) break;
+          onProgress?.(message.done, sessions.length);
+          if (message.file === -1) settle();
+          else scan.taken();
+        } catch (error) {
+          settle(error);
+        }
       }
-      return true;
+      running = false;
     };
     const onFile = (message) => {
       if (settled) return;
-      try {
-        if (message.file >= 0 && message.candidates.length > 0) {
-          fileMatches(sessions[message.file], message, regexp, since, until, add);
-        }
-        if (settled) return;
-        onProgress?.(message.done, sessions.length);
-        if (message.file === -1) settle();
-      } catch (error) {
-        settle(error);
-      }
+      queue.push(message);
+      if (!running) take();
     };
     signal?.addEventListener('abort', onAbort, { once: true });
     scan = native.grepSessionFiles(

@@ -78,17 +78,54 @@ impl JsGrepFile {
 
 type GrepCallback = ThreadsafeFunction<JsGrepFile, (), JsGrepFile, Status, false>;
 
+/// Messages sent and not yet taken by JavaScript, at most: matching there
+/// (and a caller's `onMatch`, which may make it wait) is slower than reading
+/// here, and without a bound every candidate of the archive would be queued
+/// at once. The readers wait for `taken()`.
+const WINDOW: u64 = 16;
+
+/// How many messages JavaScript has taken, and the end of waiting.
+#[derive(Default)]
+struct Window {
+    taken: Mutex<u64>,
+    moved: std::sync::Condvar,
+    cancel: AtomicBool,
+}
+
+impl Window {
+    /// Waits until message number `sent` (from 0) may go; false once cancelled.
+    fn wait_for_room(&self, sent: u64) -> bool {
+        let Ok(taken) = self.taken.lock() else {
+            return false;
+        };
+        let room = self.moved.wait_while(taken, |taken| {
+            *taken + WINDOW <= sent && !self.cancel.load(Ordering::Relaxed)
+        });
+        room.is_ok() && !self.cancel.load(Ordering::Relaxed)
+    }
+}
+
 /// A running grep; `cancel()` stops it at the next file.
 #[napi]
 pub struct GrepScan {
-    cancel: Arc<AtomicBool>,
+    window: Arc<Window>,
 }
 
 #[napi]
 impl GrepScan {
     #[napi(catch_unwind)]
     pub fn cancel(&self) {
-        self.cancel.store(true, Ordering::Relaxed);
+        self.window.cancel.store(true, Ordering::Relaxed);
+        self.window.moved.notify_all();
+    }
+
+    /// JavaScript is done with one more message: the readers may send another.
+    #[napi(catch_unwind)]
+    pub fn taken(&self) {
+        if let Ok(mut taken) = self.window.taken.lock() {
+            *taken += 1;
+        }
+        self.window.moved.notify_all();
     }
 }
 
@@ -158,11 +195,15 @@ pub fn grep_session_files(
     fields: u32,
     on_file: GrepCallback,
 ) -> GrepScan {
-    let cancel = Arc::new(AtomicBool::new(false));
-    let flag = cancel.clone();
+    let window = Arc::new(Window::default());
+    let room = window.clone();
     std::thread::spawn(move || {
-        let send = |message: JsGrepFile| {
-            on_file.call(message, ThreadsafeFunctionCallMode::NonBlocking);
+        let flag = &room.cancel;
+        // Message `sent` (from 0), once JavaScript has room for it.
+        let send = |sent: u64, message: JsGrepFile| {
+            if room.wait_for_room(sent) {
+                on_file.call(message, ThreadsafeFunctionCallMode::NonBlocking);
+            }
         };
         let filter = prefilter(&pattern, regex, case_sensitive);
         let grep = FileGrep {
@@ -174,11 +215,13 @@ pub fn grep_session_files(
             next: usize,
             ready: BTreeMap<usize, FileCandidates>,
             last_sent: std::time::Instant,
+            sent: u64,
         }
         let order = Mutex::new(InOrder {
             next: 0,
             ready: BTreeMap::new(),
             last_sent: std::time::Instant::now(),
+            sent: 0,
         });
         let stop = || flag.load(Ordering::Relaxed);
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -202,8 +245,11 @@ pub fn grep_session_files(
                     order.next += 1;
                     let due = order.last_sent.elapsed() >= PROGRESS_WAIT;
                     if !found.candidates.is_empty() || due {
+                        // The other readers wait at the lock meanwhile, each
+                        // holding no more than the file it has read.
+                        send(order.sent, JsGrepFile::of(next as i32, next + 1, found));
+                        order.sent += 1;
                         order.last_sent = std::time::Instant::now();
-                        send(JsGrepFile::of(next as i32, next + 1, found));
                     }
                 }
             };
@@ -211,14 +257,14 @@ pub fn grep_session_files(
             crate::parallel::for_each_index_with(
                 paths.len(),
                 threads,
-                &flag,
+                flag,
                 Vec::new,
                 read_and_scan,
                 drop,
             );
         }));
-        let done = order.lock().map_or(0, |o| o.next);
-        send(JsGrepFile::of(-1, done, FileCandidates::default()));
+        let (done, sent) = order.lock().map_or((0, 0), |o| (o.next, o.sent));
+        send(sent, JsGrepFile::of(-1, done, FileCandidates::default()));
     });
-    GrepScan { cancel }
+    GrepScan { window }
 }

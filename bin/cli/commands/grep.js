@@ -126,12 +126,12 @@ module.exports = {
     const now = Date.now();
     let lastPath;
     let found = 0;
+    // When the reader is slower than the scan (a pipe), the scan waits for
+    // it: its output is not queued here.
+    const write = (text) => (process.stdout.write(text) ? undefined : new Promise((resolve) => process.stdout.once('drain', resolve)));
     const print = (match) => {
       found++;
-      if (values.json) {
-        process.stdout.write(`${JSON.stringify(match)}\n`);
-        return;
-      }
+      if (values.json) return write(`${JSON.stringify(match)}\n`);
       const lines = [];
       if (match.path !== lastPath) {
         const info = infos.get(match.path);
@@ -147,7 +147,7 @@ module.exports = {
       }
       const where = `${paint.yellow(String(match.entryId ?? '-'))}  ${paint.dim(entryTime(match.timestamp))}  ${paint.magenta(String(match.role))}${SHOWN_FIELDS.includes(match.field) ? paint.dim(`/${match.field}`) : ''}`;
       lines.push(`  ${where}  ${snippet(match.text, match.ranges, context, paint)}`);
-      process.stdout.write(`${lines.join('\n')}\n`);
+      return write(`${lines.join('\n')}\n`);
     };
     try {
       await grepSessions(pattern, {
