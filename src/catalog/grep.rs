@@ -131,20 +131,21 @@ impl RunFinder {
 /// to a character no run holds, as the raw bytes around it do not either).
 /// JSON.stringify writes none, so real files rarely need decoding.
 fn run_byte_escape(raw: &[u8], from: usize) -> Option<usize> {
+    // Built once: a search is often short (a tool output full of `\u001b`).
+    static ESCAPE: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
+        std::sync::OnceLock::new();
+    let escape = ESCAPE.get_or_init(|| memchr::memmem::Finder::new(b"\\u00"));
     let hex = |b: u8| (b as char).to_digit(16);
-    let mut at = from;
-    while let Some(i) = memchr::memmem::find(raw.get(at..)?, b"\\u00") {
-        let start = at + i;
-        if let (Some(&h), Some(&l)) = (raw.get(start + 4), raw.get(start + 5)) {
-            if let (Some(h), Some(l)) = (hex(h), hex(l)) {
-                if is_run_byte((h * 16 + l) as u8) {
-                    return Some(start);
-                }
-            }
-        }
-        at = start + 1;
-    }
-    None
+    escape
+        .find_iter(raw.get(from..)?)
+        .map(|i| from + i)
+        .find(|&start| match (raw.get(start + 4), raw.get(start + 5)) {
+            (Some(&h), Some(&l)) => matches!(
+                (hex(h), hex(l)),
+                (Some(h), Some(l)) if is_run_byte((h * 16 + l) as u8)
+            ),
+            _ => false,
+        })
 }
 
 /// The ASCII runs every match of a pattern contains.
