@@ -6,6 +6,7 @@
 pub mod codec;
 pub mod discovery;
 pub mod doctor;
+pub mod folder_scan;
 pub mod grep;
 pub mod listing;
 pub mod scanner;
