@@ -4,11 +4,12 @@
 
 use napi_derive::napi;
 
-use super::grep::{GrepGate, JsGrepGate};
+use super::grep::{grep_gate, JsGrepGate};
 use super::text::{text_js, Text};
 use super::*;
 use crate::catalog::discovery::Candidate;
 use crate::catalog::folder_scan::{self, Event, Source};
+use crate::catalog::grep_scan::GrepGate;
 use crate::catalog::listing;
 use crate::catalog::{scanner, summaries};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -187,7 +188,7 @@ pub fn scan_session_folders(
         Source::Folders(dirs),
         known_tokens(&known),
         texts,
-        gate.as_ref().map(GrepGate::new),
+        gate.as_ref().map(grep_gate),
         on_result,
     )
 }
@@ -213,7 +214,7 @@ pub fn scan_session_folder(
         source,
         known,
         texts,
-        gate.as_ref().map(GrepGate::new),
+        gate.as_ref().map(grep_gate),
         on_result,
     ))
 }

@@ -8,6 +8,7 @@ pub mod discovery;
 pub mod doctor;
 pub mod folder_scan;
 pub mod grep;
+pub mod grep_scan;
 pub mod listing;
 pub mod scanner;
 pub mod search;
