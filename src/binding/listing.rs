@@ -1,6 +1,6 @@
-//! Listing: `list()`/`listAll()` (lib/listing.js) as a scan on our own
-//! threads whose results reach JavaScript in batches through a threadsafe
-//! function; `findById`/`continueRecent`'s file discovery.
+//! Listing: `list()`/`listAll()` (lib/listing.js) as `folder_scan`'s scan on
+//! a thread of its own, its events reaching JavaScript in batches through a
+//! threadsafe function; `findById`/`continueRecent`'s file discovery.
 
 use napi_derive::napi;
 
