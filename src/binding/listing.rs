@@ -1,13 +1,15 @@
-//! Listing: `list()`/`listAll()` (lib/listing.js) as a scan on our own
-//! threads whose results reach JavaScript in batches through a threadsafe
-//! function; `findById`/`continueRecent`'s file discovery.
+//! Listing: `list()`/`listAll()` (lib/listing.js) as `folder_scan`'s scan on
+//! a thread of its own, its events reaching JavaScript in batches through a
+//! threadsafe function; `findById`/`continueRecent`'s file discovery.
 
 use napi_derive::napi;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use super::grep::{GrepGate, JsGrepGate};
+use super::grep::{grep_gate, JsGrepGate};
 use super::text::{text_js, Text};
 use super::*;
+use crate::catalog::discovery::Candidate;
+use crate::catalog::folder_scan::{self, Event, Source};
+use crate::catalog::grep_scan::GrepGate;
 use crate::catalog::listing;
 use crate::catalog::{scanner, summaries};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -31,32 +33,16 @@ pub struct JsSessionSummary {
     pub name: Option<String>,
 }
 
-pub(super) static SUMMARY_CACHE: std::sync::LazyLock<summaries::SummaryCache> =
-    std::sync::LazyLock::new(summaries::SummaryCache::default);
-
-/// The folder of the persistent listing cache, if one is configured, and
-/// whether its file was read into this process yet.
-pub(super) static CACHE_DIR: std::sync::Mutex<Option<(std::path::PathBuf, bool)>> =
-    std::sync::Mutex::new(None);
+/// The process's listing: its cache of summaries and the folder of the
+/// persistent copy (`set_listing_cache_dir`).
+pub(super) static LISTINGS: std::sync::LazyLock<folder_scan::Listings> =
+    std::sync::LazyLock::new(folder_scan::Listings::default);
 
 /// Sets (or with `null`, clears) the folder of the persistent listing cache.
 /// The JavaScript layer checks that it is not inside pi's session folders.
 #[napi(catch_unwind)]
 pub fn set_listing_cache_dir(dir: Option<String>) {
-    if let Ok(mut slot) = CACHE_DIR.lock() {
-        *slot = dir.map(|d| (d.into(), false));
-    }
-}
-
-/// The configured cache folder, reading its file the first time.
-fn cache_dir_loaded() -> Option<std::path::PathBuf> {
-    let mut slot = CACHE_DIR.lock().ok()?;
-    let (dir, loaded) = slot.as_mut()?;
-    if !*loaded {
-        SUMMARY_CACHE.load_from(dir);
-        *loaded = true;
-    }
-    Some(dir.clone())
+    LISTINGS.set_cache_dir(dir.map(Into::into));
 }
 
 /// One file's listing result, a batch of unchanged files (`index` -2),
@@ -199,10 +185,10 @@ pub fn scan_session_folders(
     let dirs = dirs.into_iter().map(Into::into).collect();
     let texts = texts.unwrap_or(true);
     spawn_scan(
-        ScanSource::Folders(dirs),
+        Source::Folders(dirs),
         known_tokens(&known),
         texts,
-        gate.as_ref().map(GrepGate::new),
+        gate.as_ref().map(grep_gate),
         on_result,
     )
 }
@@ -221,15 +207,14 @@ pub fn scan_session_folder(
     texts: Option<bool>,
     gate: Option<JsGrepGate>,
 ) -> Option<ScanHandle> {
-    let dir = std::path::PathBuf::from(dir);
-    let (names, view) = crate::catalog::discovery::watched_session_names(&dir).ok()?;
+    let source = Source::folder(dir.into()).ok()?;
     let known = known_tokens(&known);
     let texts = texts.unwrap_or(true);
     Some(spawn_scan(
-        ScanSource::Folder(dir, names, view),
+        source,
         known,
         texts,
-        gate.as_ref().map(GrepGate::new),
+        gate.as_ref().map(grep_gate),
         on_result,
     ))
 }
@@ -398,91 +383,32 @@ impl ReadBatch {
         })
     }
 }
-
-enum ScanSource {
-    /// A folder and its names in `readdir` order: read last name first,
-    /// results reported by name and index in that order.
-    Folder(std::path::PathBuf, Vec<String>, crate::catalog::watch::View),
-    /// `listAll()`'s folders; candidates are found on the scan's thread.
-    Folders(Vec<std::path::PathBuf>),
-}
-
-/// What a scan reads: folders, and each file as (folder, name) in scan order.
-struct ScanPlan {
-    dirs: Vec<std::path::PathBuf>,
-    files: Vec<(u32, String)>,
-    /// The folders read whole (their other cached files are gone).
-    read: Vec<bool>,
-    /// Results are reported by `last - i` with the file's name (one folder).
-    reversed: bool,
-    /// Per folder, what its watch vouches for.
-    views: Vec<crate::catalog::watch::View>,
-    /// Each file's place among its folder's names, and each folder's count
-    /// of names: a folder's memo keeps tokens in that order.
-    places: Vec<u32>,
-    sizes: Vec<u32>,
-}
-
-impl ScanPlan {
-    /// The path of the file at plan position `p`.
-    fn path_of(&self, p: usize) -> std::path::PathBuf {
-        let (folder, name) = &self.files[p];
-        self.dirs[*folder as usize].join(name)
+/// `listAll()`'s candidates as one message (index -3).
+fn candidates_js(candidates: &[Candidate]) -> JsScanResult {
+    JsScanResult {
+        index: -3,
+        candidates: Some(JsCandidates {
+            folders: candidates
+                .iter()
+                .map(|c| c.folder)
+                .collect::<Vec<_>>()
+                .into(),
+            names: candidates.iter().map(|c| c.name.clone()).collect(),
+            mtime_ms: candidates
+                .iter()
+                .map(|c| c.mtime_ms.unwrap_or(f64::NAN))
+                .collect::<Vec<_>>()
+                .into(),
+        }),
+        ..JsScanResult::end()
     }
 }
 
-impl ScanSource {
-    /// Works out the files to read; `listAll()`'s candidates are sent first.
-    fn plan(self, send: &dyn Fn(JsScanResult)) -> ScanPlan {
-        match self {
-            ScanSource::Folder(dir, names, view) => ScanPlan {
-                dirs: vec![dir],
-                places: (0..names.len() as u32).rev().collect(),
-                sizes: vec![names.len() as u32],
-                files: names.into_iter().rev().map(|n| (0, n)).collect(),
-                read: vec![true],
-                reversed: true,
-                views: vec![view],
-            },
-            ScanSource::Folders(dirs) => {
-                let (candidates, read, views) = crate::catalog::discovery::folder_candidates(&dirs);
-                send(JsScanResult {
-                    index: -3,
-                    candidates: Some(JsCandidates {
-                        folders: candidates
-                            .iter()
-                            .map(|c| c.folder)
-                            .collect::<Vec<_>>()
-                            .into(),
-                        names: candidates.iter().map(|c| c.name.clone()).collect(),
-                        mtime_ms: candidates
-                            .iter()
-                            .map(|c| c.mtime_ms.unwrap_or(f64::NAN))
-                            .collect::<Vec<_>>()
-                            .into(),
-                    }),
-                    ..JsScanResult::end()
-                });
-                let mut sizes = vec![0u32; dirs.len()];
-                candidates
-                    .iter()
-                    .for_each(|c| sizes[c.folder as usize] += 1);
-                ScanPlan {
-                    dirs,
-                    places: candidates.iter().map(|c| c.index).collect(),
-                    sizes,
-                    files: candidates.into_iter().map(|c| (c.folder, c.name)).collect(),
-                    read,
-                    reversed: false,
-                    views,
-                }
-            }
-        }
-    }
-}
-
+/// Runs `folder_scan`'s scan on a thread of its own and sends its events to
+/// `on_result`: unchanged files and plain read files in batches, the others
+/// one at a time, what is batched sent before the end.
 fn spawn_scan(
-    source: ScanSource,
+    source: Source,
     known: summaries::Known,
     texts: bool,
     gate: Option<GrepGate>,
@@ -490,245 +416,83 @@ fn spawn_scan(
 ) -> ScanHandle {
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let flag = cancel.clone();
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
-    let files = match &source {
-        ScanSource::Folder(_, names, _) => names.len() as u32,
-        ScanSource::Folders(_) => 0,
-    };
+    let files = source.files();
     std::thread::spawn(move || {
         let send = |message| {
             on_result.call(message, ThreadsafeFunctionCallMode::NonBlocking);
         };
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            if let ScanSource::Folder(_, names, view) = &source {
-                let _ = cache_dir_loaded();
-                if let Some(memo) = unchanged_folder(view, names.len(), &known) {
-                    send_unchanged(&send, &memo.tokens);
-                    send(JsScanResult::end());
-                    return;
-                }
-            }
-            // The persistent cache loads while listAll()'s folders are read.
-            let (persistent, mut plan) = std::thread::scope(|scope| {
-                let loading = scope.spawn(cache_dir_loaded);
-                let plan = source.plan(&send);
-                (loading.join().ok().flatten(), plan)
-            });
-            // listAll()'s folders a memo answers for (list()'s was asked above).
-            let memos: Vec<Option<std::sync::Arc<crate::catalog::watch::FolderMemo>>> = plan
-                .views
-                .iter()
-                .zip(&plan.sizes)
-                .map(|(view, &size)| {
-                    (!plan.reversed)
-                        .then(|| unchanged_folder(view, size as usize, &known))
-                        .flatten()
-                })
-                .collect();
-            let memo_of = |p: usize| memos[plan.files[p].0 as usize].as_ref();
-            // The plan's files that are read: those of folders without a memo.
-            let scanned: Vec<usize> = (0..plan.files.len())
-                .filter(|&p| memo_of(p).is_none())
-                .collect();
-            let paths: Vec<std::path::PathBuf> = scanned.iter().map(|&p| plan.path_of(p)).collect();
-            // Files are stat'ed relative to their folder, held open.
-            let views = std::mem::take(&mut plan.views);
-            let folders = crate::catalog::discovery::HeldFolders::open(&plan.dirs, &plan.read)
-                .with_views(views);
-            let stat_of = |i: usize| {
-                let (folder, name) = &plan.files[scanned[i]];
-                folders.stat(*folder, name)
-            };
-            let last = plan.files.len().saturating_sub(1);
-            let index_of = |p: usize| if plan.reversed { last - p } else { p };
-            // Every file's token, for its folder's memo (watch::FolderMemo).
-            let tokens: Vec<AtomicU64> = plan.files.iter().map(|_| AtomicU64::new(0)).collect();
-            let batch = std::sync::Mutex::new(UnchangedBatch::default());
-            for (p, slot) in tokens.iter().enumerate() {
-                if let Some(memo) = memo_of(p) {
-                    let token = memo.tokens[plan.places[p] as usize];
-                    slot.store(token, Ordering::Relaxed);
-                    let due = batch
-                        .lock()
-                        .ok()
-                        .and_then(|mut b| b.add(index_of(p), token));
-                    if let Some(message) = due {
-                        send(message);
-                    }
-                }
-            }
             let passes = gate
                 .as_ref()
                 .map(|g| |path: &std::path::Path| g.passes(path));
+            let unchanged = std::sync::Mutex::new(UnchangedBatch::default());
             let reads = std::sync::Mutex::new(ReadBatch {
                 texts,
                 ..ReadBatch::default()
             });
-            summaries::scan(
-                &SUMMARY_CACHE,
-                &paths,
-                &stat_of,
+            let on_event = |event: Event| match event {
+                Event::Candidates(candidates) => send(candidates_js(candidates)),
+                Event::Unchanged { index, token } => {
+                    let due = unchanged.lock().ok().and_then(|mut b| b.add(index, token));
+                    if let Some(message) = due {
+                        send(message);
+                    }
+                }
+                Event::Read {
+                    index,
+                    name,
+                    summary: Some(summary),
+                    mtime_ms,
+                    token,
+                } if ReadRow::plain(&summary, texts) => {
+                    let row = ReadRow::new(index, name, summary, mtime_ms, token, texts);
+                    let due = reads.lock().ok().and_then(|mut b| b.add(row));
+                    if let Some(message) = due {
+                        send(message);
+                    }
+                }
+                Event::Read {
+                    index,
+                    name,
+                    summary,
+                    mtime_ms,
+                    token,
+                } => send(JsScanResult {
+                    index: index as i64,
+                    name,
+                    summary: summary.map(summary_js),
+                    mtime_ms: Some(mtime_ms),
+                    token: token as f64,
+                    ..JsScanResult::end()
+                }),
+                Event::Failed { index, name } => send(JsScanResult {
+                    index: index as i64,
+                    name,
+                    failed: true,
+                    ..JsScanResult::end()
+                }),
+                Event::End => {
+                    if let Some(message) = unchanged.lock().ok().and_then(|mut b| b.take()) {
+                        send(message);
+                    }
+                    if let Some(message) = reads.lock().ok().and_then(|mut b| b.take()) {
+                        send(message);
+                    }
+                    send(JsScanResult::end());
+                }
+            };
+            LISTINGS.scan(
+                source,
                 &known,
                 texts,
                 passes.as_ref().map(|f| f as &scanner::Gate),
-                threads,
                 &flag,
-                &|i, mut result| {
-                    let p = scanned[i];
-                    let index = index_of(p);
-                    if let Ok(r) = &result {
-                        tokens[p].store(r.token, Ordering::Relaxed);
-                        if r.unchanged {
-                            let due = batch.lock().ok().and_then(|mut b| b.add(index, r.token));
-                            if let Some(message) = due {
-                                send(message);
-                            }
-                            return;
-                        }
-                    }
-                    let name = plan.reversed.then(|| plan.files[p].1.clone());
-                    if let Ok(r) = &mut result {
-                        if r.summary.as_ref().is_some_and(|s| ReadRow::plain(s, texts)) {
-                            if let Some(summary) = r.summary.take() {
-                                let row =
-                                    ReadRow::new(index, name, summary, r.mtime_ms, r.token, texts);
-                                let due = reads.lock().ok().and_then(|mut b| b.add(row));
-                                if let Some(message) = due {
-                                    send(message);
-                                }
-                            }
-                            return;
-                        }
-                    }
-                    send(match result {
-                        Ok(r) => JsScanResult {
-                            index: index as i64,
-                            name,
-                            summary: r.summary.map(summary_js),
-                            mtime_ms: Some(r.mtime_ms),
-                            token: r.token as f64,
-                            ..JsScanResult::end()
-                        },
-                        Err(_) => JsScanResult {
-                            index: index as i64,
-                            name,
-                            failed: true,
-                            ..JsScanResult::end()
-                        },
-                    });
-                },
+                &on_event,
             );
-            // The watches get the stats this scan learned before the caller
-            // has its answer, so that a listing it starts next finds them
-            // (else it stats every file again).
-            let mut views = folders.into_views();
-            views
-                .iter_mut()
-                .for_each(crate::catalog::watch::View::commit);
-            if let Some(message) = batch.lock().ok().and_then(|mut b| b.take()) {
-                send(message);
-            }
-            if let Some(message) = reads.lock().ok().and_then(|mut b| b.take()) {
-                send(message);
-            }
-            send(JsScanResult::end());
-            // The folders' memos, kept before the clean-up below so that a
-            // listing the caller starts next mostly finds them. Nothing read,
-            // nothing changed: the memos used still hold.
-            if !scanned.is_empty() && gate.is_none() {
-                let tokens: Vec<u64> = tokens.into_iter().map(AtomicU64::into_inner).collect();
-                keep_memos(&plan, &views, &tokens, &scanned, &paths);
-            }
-            // Files no longer in the folders just read drop out of the cache,
-            // after the caller has its answer; then the persistent copy is
-            // brought up to date. A failure to write it only costs the next
-            // process a cold listing.
-            // A folder a memo answered for had no event: it lost no file.
-            let listed: Vec<&std::path::Path> = plan
-                .dirs
-                .iter()
-                .zip(&plan.read)
-                .zip(&memos)
-                .filter(|((_, &read), memo)| read && memo.is_none())
-                .map(|((dir, _), _)| dir.as_path())
-                .collect();
-            SUMMARY_CACHE.retain_listed(&listed, &paths);
-            drop(views);
-            if let Some(dir) = persistent {
-                if SUMMARY_CACHE.take_dirty() {
-                    let _ = SUMMARY_CACHE.save_to(&dir);
-                }
-            }
         }))
         .inspect_err(|_| send(JsScanResult::end()));
     });
     ScanHandle { cancel, files }
-}
-
-/// The memo of a folder no event touched since its last complete listing,
-/// where the listing cache is as that listing left it and the caller holds
-/// every file's summary: the listing's answer is then known without a look
-/// at any file.
-fn unchanged_folder(
-    view: &crate::catalog::watch::View,
-    files: usize,
-    known: &summaries::Known,
-) -> Option<std::sync::Arc<crate::catalog::watch::FolderMemo>> {
-    let memo = view.memo()?;
-    (memo.tokens.len() == files
-        && memo.generation == SUMMARY_CACHE.generation()
-        && memo.tokens.iter().all(|token| known.contains(token)))
-    .then_some(memo)
-}
-
-/// Each folder's memo from a complete scan: its files' tokens in name order,
-/// if the listing cache holds exactly those versions. `paths` are those of
-/// the `scanned` files (ascending plan positions); the others are joined here.
-fn keep_memos(
-    plan: &ScanPlan,
-    views: &[crate::catalog::watch::View],
-    tokens: &[u64],
-    scanned: &[usize],
-    paths: &[std::path::PathBuf],
-) {
-    use std::borrow::Cow;
-    let mut names_order: Vec<Vec<u64>> = plan.sizes.iter().map(|&n| vec![0; n as usize]).collect();
-    let mut versions: Vec<Vec<(Cow<std::path::Path>, u64)>> = plan
-        .sizes
-        .iter()
-        .map(|&n| Vec::with_capacity(n as usize))
-        .collect();
-    let mut read = scanned.iter().zip(paths).peekable();
-    for (p, &token) in tokens.iter().enumerate() {
-        let folder = plan.files[p].0 as usize;
-        names_order[folder][plan.places[p] as usize] = token;
-        let path = match read.next_if(|(&s, _)| s == p) {
-            Some((_, path)) => Cow::Borrowed(path.as_path()),
-            None => Cow::Owned(plan.path_of(p)),
-        };
-        versions[folder].push((path, token));
-    }
-    for ((view, tokens), versions) in views.iter().zip(names_order).zip(versions) {
-        if tokens.is_empty() {
-            continue;
-        }
-        if let Some(generation) = SUMMARY_CACHE.versions_of(versions) {
-            view.keep_memo(crate::catalog::watch::FolderMemo { tokens, generation });
-        }
-    }
-}
-
-/// Every file of a folder as unchanged, last name first as a scan reads them.
-fn send_unchanged(send: &dyn Fn(JsScanResult), tokens: &[u64]) {
-    let mut batch = UnchangedBatch::default();
-    for (index, &token) in tokens.iter().enumerate().rev() {
-        if let Some(message) = batch.add(index, token) {
-            send(message);
-        }
-    }
-    if let Some(message) = batch.take() {
-        send(message);
-    }
 }
 
 fn file_name(path: &std::path::Path) -> String {

@@ -3,7 +3,7 @@
 
 use napi_derive::napi;
 
-use super::listing::SUMMARY_CACHE;
+use super::listing::LISTINGS;
 use super::*;
 use crate::catalog::search;
 use crate::catalog::summaries;
@@ -121,7 +121,7 @@ impl SessionSearchIndex {
         // One lock for all; the texts are made on the catalog's threads.
         let mut versions: Vec<Option<summaries::CachedText>> =
             tokens.iter().map(|_| None).collect();
-        for (&i, version) in path_indices.iter().zip(SUMMARY_CACHE.versions(&files)) {
+        for (&i, version) in path_indices.iter().zip(LISTINGS.cache().versions(&files)) {
             if let Some(slot) = versions.get_mut(i as usize) {
                 *slot = version.map(summaries::CachedText);
             }

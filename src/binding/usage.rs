@@ -3,7 +3,7 @@
 
 use napi_derive::napi;
 
-use super::listing::CACHE_DIR;
+use super::listing::LISTINGS;
 use super::session::NativeSession;
 use super::*;
 use crate::catalog::summaries;
@@ -19,7 +19,7 @@ static USAGE_CACHE_LOADED: std::sync::Mutex<Option<std::path::PathBuf>> =
 
 /// The configured cache folder, reading its accounting file the first time.
 fn usage_cache_dir_loaded() -> Option<std::path::PathBuf> {
-    let dir = CACHE_DIR.lock().ok()?.as_ref()?.0.clone();
+    let dir = LISTINGS.cache_dir()?;
     let mut loaded = USAGE_CACHE_LOADED.lock().ok()?;
     if loaded.as_ref() != Some(&dir) {
         USAGE_CACHE.load_from(&dir);

@@ -6,7 +6,9 @@
 pub mod codec;
 pub mod discovery;
 pub mod doctor;
+pub mod folder_scan;
 pub mod grep;
+pub mod grep_scan;
 pub mod listing;
 pub mod scanner;
 pub mod search;
