@@ -267,16 +267,45 @@ mod tests {
         )
     }
 
-    #[test]
-    fn versions_of_holds_while_the_generation_stays() {
+    /// A temp folder with a one-message session file per name.
+    fn sessions(names: &[&str]) -> (PathBuf, Vec<PathBuf>) {
         let dir = temp_dir();
-        let paths: Vec<PathBuf> = ["a", "b"]
+        let paths: Vec<PathBuf> = names
             .iter()
             .map(|n| dir.join(format!("{n}.jsonl")))
             .collect();
         for path in &paths {
             fs::write(path, format!("{HEADER}{}", user("one"))).unwrap();
         }
+        (dir, paths)
+    }
+
+    /// `scan` of every path on two threads, `pick` of each file's result.
+    fn scan_all<T: Clone + Send>(
+        cache: &SummaryCache,
+        paths: &[PathBuf],
+        texts: bool,
+        gate: Option<&scanner::Gate>,
+        pick: impl Fn(FileResult) -> Option<T> + Sync,
+    ) -> Vec<Option<T>> {
+        let out = Mutex::new(vec![None; paths.len()]);
+        scan(
+            cache,
+            paths,
+            &|i| crate::os::stat(&paths[i]),
+            &Known::default(),
+            texts,
+            gate,
+            2,
+            &AtomicBool::new(false),
+            &|i, r| out.lock().unwrap()[i] = pick(r.unwrap()),
+        );
+        out.into_inner().unwrap()
+    }
+
+    #[test]
+    fn versions_of_holds_while_the_generation_stays() {
+        let (dir, paths) = sessions(&["a", "b"]);
         let cache = SummaryCache::default();
         let tokens = |cache: &SummaryCache| -> Vec<u64> {
             paths
@@ -628,21 +657,7 @@ mod tests {
         fs::write(&cut, format!("{HEADER}{}", cut_line.trim_end())).unwrap();
         let paths = vec![ended, cut];
         let cache = SummaryCache::default();
-        let run = |texts: bool| {
-            let out = Mutex::new(vec![None; paths.len()]);
-            scan(
-                &cache,
-                &paths,
-                &|i| crate::os::stat(&paths[i]),
-                &Known::default(),
-                texts,
-                None,
-                2,
-                &AtomicBool::new(false),
-                &|i, r| out.lock().unwrap()[i] = r.unwrap().summary,
-            );
-            out.into_inner().unwrap()
-        };
+        let run = |texts: bool| scan_all(&cache, &paths, texts, None, |r| r.summary);
         // Read without texts, then from the cache with and without them.
         let read = run(false);
         let full = run(true);
@@ -662,32 +677,12 @@ mod tests {
 
     #[test]
     fn a_gate_turns_files_away_unread_and_uncached() {
-        let dir = temp_dir();
-        let paths: Vec<PathBuf> = ["keep", "skip"]
-            .iter()
-            .map(|n| dir.join(format!("{n}.jsonl")))
-            .collect();
-        for path in &paths {
-            fs::write(path, format!("{HEADER}{}", user("one"))).unwrap();
-        }
+        let (dir, paths) = sessions(&["keep", "skip"]);
         let cache = SummaryCache::default();
         let run = |gate: Option<&scanner::Gate>| {
-            let out = Mutex::new(vec![None; paths.len()]);
-            scan(
-                &cache,
-                &paths,
-                &|i| crate::os::stat(&paths[i]),
-                &Known::default(),
-                false,
-                gate,
-                2,
-                &AtomicBool::new(false),
-                &|i, r| {
-                    let r = r.unwrap();
-                    out.lock().unwrap()[i] = Some((r.summary.is_some(), r.token != 0));
-                },
-            );
-            out.into_inner().unwrap()
+            scan_all(&cache, &paths, false, gate, |r| {
+                Some((r.summary.is_some(), r.token != 0))
+            })
         };
         let refuse_skip = |p: &Path| !p.ends_with("skip.jsonl");
         assert_eq!(
