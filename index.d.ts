@@ -1279,7 +1279,10 @@ export interface GrepSessionsOptions {
      * `onMatch`, memory stays that of one file's matches however many there are.
      */
     collect?: boolean;
-    /** Files read of the files listed. */
+    /**
+     * Sessions searched of those listed. The listing leaves out files that do not hold the
+     * pattern's literal words (when it reads them), so `total` may be fewer than `listAll()`'s.
+     */
     onProgress?: (done: number, total: number) => void;
     signal?: AbortSignalLike;
 }
