@@ -264,6 +264,8 @@ export function runGrep(pkg, ctx, { pattern, all }) {
 			.grepSessions(pattern, {
 				...where,
 				signal: reading.signal,
+				// The view keeps the matches it shows.
+				collect: false,
 				onMatch: (match) => {
 					if (!view.addMatch(match)) reading.abort();
 				},
