@@ -6,27 +6,14 @@ use napi_derive::napi;
 use super::listing::LISTINGS;
 use super::session::NativeSession;
 use super::*;
-use crate::catalog::summaries;
+use crate::catalog::usage_scan::{self, Event};
 use crate::catalog::{usage, usage_report};
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 
-static USAGE_CACHE: std::sync::LazyLock<summaries::SummaryCache> =
-    std::sync::LazyLock::new(summaries::SummaryCache::for_accounting);
-
-/// The folder whose accounting cache file this process has read.
-static USAGE_CACHE_LOADED: std::sync::Mutex<Option<std::path::PathBuf>> =
-    std::sync::Mutex::new(None);
-
-/// The configured cache folder, reading its accounting file the first time.
-fn usage_cache_dir_loaded() -> Option<std::path::PathBuf> {
-    let dir = LISTINGS.cache_dir()?;
-    let mut loaded = USAGE_CACHE_LOADED.lock().ok()?;
-    if loaded.as_ref() != Some(&dir) {
-        USAGE_CACHE.load_from(&dir);
-        *loaded = Some(dir.clone());
-    }
-    Some(dir)
-}
+/// The process's accounting: its cache of usage summaries, read from and
+/// saved to the listing's cache folder (`set_listing_cache_dir`).
+static ACCOUNTS: std::sync::LazyLock<usage_scan::Accounts> =
+    std::sync::LazyLock::new(usage_scan::Accounts::default);
 
 /// A JavaScript value `+=` produced: a number or a string.
 type JsSumValue = Either<f64, String>;
@@ -275,16 +262,13 @@ impl UsageScan {
     }
 }
 
-/// How often, at most, a scan reports progress.
-const PROGRESS_WAIT: std::time::Duration = std::time::Duration::from_millis(10);
-
-/// Starts reading the `.jsonl` files of `dirs` for a usage report.
+/// Starts reading the `.jsonl` files of `dirs` for a usage report (see
+/// `usage_scan::Accounts::scan`): progress if `progress`, then `done`.
 #[napi(catch_unwind)]
 pub fn scan_usage(dirs: Vec<String>, progress: bool, on_progress: UsageCallback) -> UsageScan {
     let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let corpus = std::sync::Arc::new(std::sync::Mutex::new(None));
     let (flag, slot) = (cancel.clone(), corpus.clone());
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get().max(2));
     std::thread::spawn(move || {
         let send = |loaded: usize, total: usize, done: bool| {
             on_progress.call(
@@ -297,34 +281,22 @@ pub fn scan_usage(dirs: Vec<String>, progress: bool, on_progress: UsageCallback)
             );
         };
         let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            let persistent = usage_cache_dir_loaded();
             let dirs: Vec<std::path::PathBuf> = dirs.into_iter().map(Into::into).collect();
-            let last = std::sync::Mutex::new(std::time::Instant::now());
-            let read =
-                usage_report::scan_corpus(&USAGE_CACHE, &dirs, threads, &flag, &|n, total| {
-                    if !progress {
-                        return;
-                    }
-                    let due = last.lock().ok().is_some_and(|mut at| {
-                        let due = n == total || at.elapsed() >= PROGRESS_WAIT;
-                        if due {
-                            *at = std::time::Instant::now();
+            ACCOUNTS.scan(
+                &dirs,
+                LISTINGS.cache_dir(),
+                progress,
+                &flag,
+                &|event| match event {
+                    Event::Progress { loaded, total } => send(loaded, total, false),
+                    Event::Done(read) => {
+                        if let Ok(mut s) = slot.lock() {
+                            *s = Some(read);
                         }
-                        due
-                    });
-                    if due {
-                        send(n, total, false);
+                        send(0, 0, true);
                     }
-                });
-            if let Ok(mut s) = slot.lock() {
-                *s = Some(read);
-            }
-            send(0, 0, true);
-            if let Some(dir) = persistent {
-                if USAGE_CACHE.take_dirty() {
-                    let _ = USAGE_CACHE.save_to(&dir);
-                }
-            }
+                },
+            );
         }))
         .inspect_err(|_| send(0, 0, true));
     });

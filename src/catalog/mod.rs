@@ -15,4 +15,5 @@ pub mod search;
 pub mod summaries;
 pub mod usage;
 pub mod usage_report;
+pub mod usage_scan;
 pub mod watch;
