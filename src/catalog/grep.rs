@@ -598,6 +598,63 @@ impl FileGrep<'_> {
     /// rejects skipped).
     pub fn scan(&self, bytes: &[u8], stop: &dyn Fn() -> bool) -> FileCandidates {
         let mut out = FileCandidates::default();
+        self.scan_into(bytes, 0, stop, &mut out);
+        out
+    }
+
+    /// `scan` of a file read from `file` a block of whole lines at a time
+    /// (`buf`, scratch kept from file to file, grows only for a line longer
+    /// than it): memory is that of the longest line, not of the file.
+    pub fn scan_reader(
+        &self,
+        file: &mut impl Read,
+        buf: &mut Vec<u8>,
+        stop: &dyn Fn() -> bool,
+    ) -> std::io::Result<FileCandidates> {
+        const BLOCK: usize = 1 << 20;
+        let mut out = FileCandidates::default();
+        if buf.len() < BLOCK {
+            buf.resize(BLOCK, 0);
+        }
+        // buf[..filled] is unread by the scan; buf[0] is at `base` in the file.
+        let mut filled = 0;
+        let mut base = 0u64;
+        loop {
+            if filled == buf.len() {
+                buf.resize(buf.len() * 2, 0);
+            }
+            let n = match file.read(&mut buf[filled..]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            filled += n;
+            let whole = if n == 0 {
+                filled
+            } else {
+                match memchr::memrchr(b'\n', &buf[filled - n..filled]) {
+                    Some(i) => filled - n + i + 1,
+                    None => continue,
+                }
+            };
+            self.scan_into(&buf[..whole], base, stop, &mut out);
+            buf.copy_within(whole..filled, 0);
+            filled -= whole;
+            base += whole as u64;
+            if n == 0 || stop() {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// Adds the candidates of whole lines `bytes`, found at `base` in the file.
+    fn scan_into(
+        &self,
+        bytes: &[u8],
+        base: u64,
+        stop: &dyn Fn() -> bool,
+        out: &mut FileCandidates,
+    ) {
         let tool_calls = self.fields.has(Field::ToolCall);
         for (k, (start, end)) in self.candidate_lines(bytes).into_iter().enumerate() {
             if k % 1024 == 1023 && stop() {
@@ -616,9 +673,8 @@ impl FileGrep<'_> {
                 Ok(_) => Cow::Borrowed(line),
                 Err(_) => json::decode_lossy(line),
             };
-            self.scan_line(start as u64, &line, &mut out);
+            self.scan_line(base + start as u64, &line, out);
         }
-        out
     }
 
     /// Whether the file read from `file` may hold a candidate at all: the
@@ -1070,5 +1126,52 @@ mod tests {
             fields: FieldSet(1),
         };
         assert!(all.may_match(&mut &none[..], &mut buf).unwrap());
+    }
+
+    #[test]
+    fn scan_reader_finds_what_scan_finds_whatever_the_reads() {
+        let line = |id: usize, text: &str| {
+            format!(
+                "{{\"type\":\"message\",\"id\":\"e{id}\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\"}}}}"
+            )
+        };
+        let mut file = Vec::new();
+        for i in 0..3000 {
+            let text = match i % 7 {
+                _ if i % 1000 == 1 => format!("{} needle at the end", "x".repeat(3 << 20)),
+                0 => "a needle here".to_string(),
+                2 => "n\\u0065edle escaped".to_string(),
+                _ => "hay".repeat(i % 50),
+            };
+            file.extend_from_slice(line(i, &text).as_bytes());
+            file.extend_from_slice(if i % 5 == 0 { b"\r\n" } else { b"\n" });
+        }
+        file.extend_from_slice(line(9999, "needle, unterminated").as_bytes());
+        let filter = Prefilter::literal("needle", true);
+        let grep = FileGrep {
+            filter: &filter,
+            fields: FieldSet(1),
+        };
+        let whole = grep.scan(&file, &|| false);
+        assert!(whole.candidates.len() > 800);
+        struct Steps<'a>(&'a [u8], usize);
+        impl Read for Steps<'_> {
+            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.0.len().min(out.len()).min(self.1);
+                out[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let mut buf = Vec::new();
+        for step in [usize::MAX, 4096, 1_000_003] {
+            let read = grep
+                .scan_reader(&mut Steps(&file, step), &mut buf, &|| false)
+                .unwrap();
+            assert_eq!(read.entries, whole.entries, "step {step}");
+            assert_eq!(read.candidates, whole.candidates, "step {step}");
+            assert_eq!(read.json, whole.json, "step {step}");
+            assert_eq!(read.texts, whole.texts, "step {step}");
+        }
     }
 }

@@ -17,6 +17,9 @@ use crate::catalog::grep::{FieldSet, FileCandidates, FileGrep, Prefilter};
 /// would be queued at once. The readers wait for `Window::taken`.
 pub const WINDOW: u64 = 16;
 
+/// A reader's buffer beyond this (grown for a long line) is let go after the file.
+const KEPT_BUFFER: usize = 8 << 20;
+
 /// How often, at most, a file without candidates is delivered (as progress).
 const PROGRESS_WAIT: Duration = Duration::from_millis(10);
 
@@ -132,13 +135,13 @@ pub fn grep_files<P: AsRef<Path> + Sync>(
         // One buffer per thread, reused: a fresh allocation per file would
         // fault in every page of it again.
         let read_and_scan = |buffer: &mut Vec<u8>, i: usize| {
-            buffer.clear();
-            let read = std::fs::File::open(paths[i].as_ref())
-                .and_then(|mut file| std::io::Read::read_to_end(&mut file, buffer));
-            let found = match read {
-                Ok(_) => grep.scan(buffer, &stop),
-                Err(_) => FileCandidates::default(),
-            };
+            let found = std::fs::File::open(paths[i].as_ref())
+                .and_then(|mut file| grep.scan_reader(&mut file, buffer, &stop))
+                .unwrap_or_default();
+            // A line far longer than the others is not kept for the next file.
+            if buffer.len() > KEPT_BUFFER {
+                *buffer = Vec::new();
+            }
             // The other readers wait at the lock meanwhile, each holding no
             // more than the file it has read.
             if let Ok(mut order) = order.lock() {
