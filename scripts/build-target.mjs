@@ -123,7 +123,13 @@ function cargoRun(triple, check) {
   // Node on musl (Alpine) loads addons with dlopen: the addon links libc dynamically.
   if (triple.endsWith("-musl")) flags.push("-C target-feature=-crt-static");
   // The dylib's own name, not the path it was built at on this machine.
-  if (triple.includes("-darwin")) flags.push("-C link-arg=-Wl,-install_name,@rpath/pi-session-native.node");
+  if (triple.includes("-darwin")) {
+    flags.push("-C link-arg=-Wl,-install_name,@rpath/pi-session-native.node");
+    // Cargo strips debug info from release builds by default, which rustc does for Apple
+    // targets with rust-objcopy, a rustup component that a distribution's rustc lacks (Debian's
+    // rustc-web 1.96 has none). The release profile builds no debug info: nothing to strip.
+    env.CARGO_PROFILE_RELEASE_STRIP = "none";
+  }
   env.RUSTFLAGS = flags.join(" ").trim();
   if (triple === WINDOWS_GNU && !check) {
     env.LIBNODE_PATH = libnodeFolder(targetDir, nodeWindowsExe());
