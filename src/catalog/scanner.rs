@@ -657,25 +657,24 @@ pub fn scan_file<A: Accumulator>(
     path: &Path,
     stat: &crate::os::Stat,
 ) -> Result<Scanned<A>, IoFailure> {
+    scan_file_gated(cache, path, stat, None)
+}
+
+/// `scan_file`, where `gate` may turn away a file the cache does not hold as it is.
+fn scan_file_gated<A: Accumulator>(
+    cache: &ScanCache<A>,
+    path: &Path,
+    stat: &crate::os::Stat,
+    gate: Option<&Gate>,
+) -> Result<Scanned<A>, IoFailure> {
     let stat = FileStat::new(stat);
     let version = match stat.is_file {
-        true => Some(refresh(cache, path, &stat)?),
+        true => refresh(cache, path, &stat, gate)?,
         false => None,
     };
     Ok(Scanned {
         mtime_ms: stat.mtime_ms,
         version,
-    })
-}
-
-/// Whether the cache holds `path` as it is now (same file, size and times).
-fn held_as_is<A: Accumulator>(cache: &ScanCache<A>, path: &Path, stat: &FileStat) -> bool {
-    cache.get(path).is_some_and(|c| {
-        c.dev == stat.dev
-            && c.ino == stat.ino
-            && c.size == stat.size
-            && c.mtime_ns == stat.mtime_ns
-            && c.ctime_ns == stat.ctime_ns
     })
 }
 
@@ -685,19 +684,24 @@ fn held_as_is<A: Accumulator>(cache: &ScanCache<A>, path: &Path, stat: &FileStat
 pub type Gate<'a> = dyn Fn(&Path) -> bool + Sync + 'a;
 
 /// The cache entry of a file: the cached one when the file is unchanged,
-/// else read on from the cached end or from the start.
+/// else read on from the cached end or from the start; `None` when `gate`
+/// turns the file away.
 fn refresh<A: Accumulator>(
     cache: &ScanCache<A>,
     path: &Path,
     stat: &FileStat,
-) -> Result<Refreshed<A>, IoFailure> {
+    gate: Option<&Gate>,
+) -> Result<Option<Refreshed<A>>, IoFailure> {
     let (dev, ino, size, mtime, ctime) =
         (stat.dev, stat.ino, stat.size, stat.mtime_ns, stat.ctime_ns);
     let cached = cache.get(path).filter(|c| c.dev == dev && c.ino == ino);
     if let Some(c) = &cached {
         if c.size == size && c.mtime_ns == mtime && c.ctime_ns == ctime {
-            return Ok(Refreshed::Cached(Version(c.clone())));
+            return Ok(Some(Refreshed::Cached(Version(c.clone()))));
         }
+    }
+    if gate.is_some_and(|passes| !passes(path)) {
+        return Ok(None);
     }
     // Continue after the cached end if the file grew and the bytes before the
     // old end are unchanged; a file that changed without growing is read again.
@@ -737,7 +741,7 @@ fn refresh<A: Accumulator>(
             derived: OnceLock::new(),
         },
     );
-    Ok(Refreshed::Read(Version(entry), result.map(Box::new)))
+    Ok(Some(Refreshed::Read(Version(entry), result.map(Box::new))))
 }
 
 /// How a scan gets the status of its `i`th file (following symlinks).
@@ -761,16 +765,7 @@ pub fn scan<A: Accumulator, T>(
     let scan_one = |i: usize| {
         let path = &paths[i];
         let st = stat_of(i).map_err(|e| IoFailure::new(&e, "stat", Some(path)))?;
-        if let Some(gate) = gate {
-            let stat = FileStat::new(&st);
-            if stat.is_file && !held_as_is(cache, path, &stat) && !gate(path) {
-                return Ok(each(Scanned {
-                    mtime_ms: stat.mtime_ms,
-                    version: None,
-                }));
-            }
-        }
-        Ok(each(scan_file(cache, path, &st)?))
+        Ok(each(scan_file_gated(cache, path, &st, gate)?))
     };
     crate::parallel::for_each_index(paths.len(), threads, cancel, |i| done(i, scan_one(i)));
 }
