@@ -131,7 +131,6 @@ function* fileMatches(session, message, regexp, since, until) {
   }
 }
 
-
 /**
  * The blocks of messages that match `pattern` (a literal, or `re:` and a
  * JavaScript regular expression), one SessionMatch each, in listing order.
@@ -178,7 +177,6 @@ async function grepSessions(pattern, options = {}) {
               if (collect) matches.push(match);
               const waited = onMatch?.(match);
               if (typeof waited?.then === 'function') await waited;
-              if (settled) break;
               if (limit !== undefined && found >= limit) settle();
               if (settled) break;
             }

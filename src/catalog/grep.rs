@@ -1084,6 +1084,18 @@ mod tests {
         assert!(texts(&Prefilter::literal("needle", true), ALL, file).is_empty());
     }
 
+    /// A reader that returns at most `.1` bytes a read, as a pipe or a slow file may.
+    struct Steps<'a>(&'a [u8], usize);
+
+    impl Read for Steps<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.0.len().min(out.len()).min(self.1);
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
     #[test]
     fn may_match_finds_a_sign_across_reads() {
         let filter = Prefilter::literal("Needle", true);
@@ -1093,17 +1105,6 @@ mod tests {
         };
         let mut buf = Vec::new();
         let chunk = 256 << 10;
-        // A reader that returns at most `step` bytes a read, as a pipe or a
-        // slow file may.
-        struct Steps<'a>(&'a [u8], usize);
-        impl Read for Steps<'_> {
-            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-                let n = self.0.len().min(out.len()).min(self.1);
-                out[..n].copy_from_slice(&self.0[..n]);
-                self.0 = &self.0[n..];
-                Ok(n)
-            }
-        }
         for at in [0, 1, chunk - 3, chunk - 1, chunk, 3 * chunk + 5] {
             for sign in [&b"nEEDLE"[..], b"\\u004eeedle", b"toolCall"] {
                 let mut bytes = vec![b'x'; at];
@@ -1154,15 +1155,6 @@ mod tests {
         };
         let whole = grep.scan(&file, &|| false);
         assert!(whole.candidates.len() > 800);
-        struct Steps<'a>(&'a [u8], usize);
-        impl Read for Steps<'_> {
-            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-                let n = self.0.len().min(out.len()).min(self.1);
-                out[..n].copy_from_slice(&self.0[..n]);
-                self.0 = &self.0[n..];
-                Ok(n)
-            }
-        }
         let mut buf = Vec::new();
         for step in [usize::MAX, 4096, 1_000_003] {
             let read = grep
