@@ -1054,8 +1054,30 @@ export interface UsageReport {
     totals: UsageReportTotals;
 }
 
-/** Token and cost totals across sessions (see README "Accounting"). */
+/**
+ * Token and cost totals across sessions (see README "Accounting"). A fork's copies of
+ * its parent's entries (same id, timestamp, model and usage) count once, in the session
+ * where they were first written, even when that session is outside `cwd`'s project
+ * (then they do not count in this report).
+ */
 export declare function usageReport(options: UsageReportOptions): Promise<UsageReport>;
+
+/** What a fork holds of copies of its parent's entries. */
+export interface InheritedUsage extends Omit<UsageReportTotals, "sessions"> {
+    /** The header's `parentSession`. */
+    parentSession: string;
+    /** False when that file is gone or not a session: then nothing is known to be a copy (all zero). */
+    parentFound: boolean;
+    /** Usage entries that are copies. */
+    entries: number;
+}
+
+/**
+ * How much of a session's usage (as `getSessionStats` counts it) is copied from its
+ * parent session; `null` for a session that is no fork. Reports across sessions count
+ * that part in the parent.
+ */
+export declare function getInheritedUsage(sessionPath: string): InheritedUsage | null;
 /** What `checkSession` found wrong with one line (or with the file, `line` 0). */
 export interface DoctorFinding {
   /**

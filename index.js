@@ -5,7 +5,7 @@ const context = require('./lib/context.js');
 const { configureListing, findMostRecentSession, listSessions } = require('./lib/listing.js');
 const { loadEntriesFromFile } = require('./lib/loader.js');
 const { getDefaultSessionDir, getAgentDir, resolvePath, findSessionFiles } = require('./lib/paths.js');
-const { getSessionStats, getUsageCostBreakdown, usageReport } = require('./lib/stats.js');
+const { getSessionStats, getUsageCostBreakdown, usageReport, getInheritedUsage } = require('./lib/stats.js');
 const { checkSession, repairSession } = require('./lib/doctor.js');
 const { judgeSessionFilePublic } = require('./lib/file-guard.js');
 const { SessionSearch, searchSessions } = require('./lib/search.js');
@@ -36,6 +36,7 @@ module.exports = {
   getSessionStats,
   getUsageCostBreakdown,
   usageReport,
+  getInheritedUsage,
   checkSession,
   repairSession,
   judgeSessionFile: judgeSessionFilePublic,

@@ -24,6 +24,7 @@ export const {
   getSessionStats,
   getUsageCostBreakdown,
   usageReport,
+  getInheritedUsage,
   checkSession,
   repairSession,
   judgeSessionFile,

@@ -19,6 +19,7 @@ import { pathToFileURL } from "node:url";
 import { tempDir } from "./helpers/harness.mjs";
 import { baseSeed, Rng } from "./helpers/prng.mjs";
 import { REFERENCE_FILE, REPO_ROOT } from "./helpers/reference.mjs";
+import { compareReports, expectedReport, localDate, ZONES } from "./helpers/usage-oracle.mjs";
 
 const require = createRequire(import.meta.url);
 const ours = require(path.join(REPO_ROOT, "index.js"));
@@ -317,105 +318,7 @@ test("getSessionStats of an in-memory manager and of files that are not sessions
 
 // ===== usageReport =====
 
-const ZONES = ["UTC", "America/New_York", "Europe/London", "Australia/Lord_Howe", "Asia/Kathmandu", "Pacific/Chatham"];
-const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
-
-function localDate(ms, zone) {
-	const parts = new Intl.DateTimeFormat("en-CA", { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" }).formatToParts(new Date(ms));
-	const get = (t) => parts.find((p) => p.type === t).value;
-	return `${get("year")}-${get("month")}-${get("day")}`;
-}
-
-function isoWeek(date) {
-	const [y, m, d] = date.split("-").map(Number);
-	const t = new Date(Date.UTC(y, m - 1, d));
-	t.setUTCDate(t.getUTCDate() + 4 - (t.getUTCDay() || 7)); // the Thursday of this ISO week
-	const year = t.getUTCFullYear();
-	const week = Math.ceil(((t - Date.UTC(year, 0, 1)) / 86400000 + 1) / 7);
-	return `${year}-W${String(week).padStart(2, "0")}`;
-}
-
-/** The report's record of an entry by the documented rules, or null. */
-function record(entry) {
-	let key;
-	let usage;
-	const m = entry.message;
-	if (entry.type === "message" && m !== null && typeof m === "object" && !Array.isArray(m)) {
-		if (m.role === "assistant") {
-			key = `${m.provider}/${m.responseModel ?? m.model}`;
-			usage = m.usage;
-		} else if (m.role === "toolResult") {
-			key = "Tools/summaries";
-			usage = m.usage;
-		}
-	} else if (entry.type === "usage") {
-		key = `${entry.provider}/${entry.model}`;
-		usage = entry.usage;
-	} else if (entry.type === "branch_summary" || entry.type === "compaction") {
-		key = "Tools/summaries";
-		usage = entry.usage;
-	}
-	if (!key || !usage) return null;
-	if (typeof entry.timestamp !== "string" || !RFC3339.test(entry.timestamp)) return null;
-	const time = Date.parse(entry.timestamp);
-	if (Number.isNaN(time)) return null;
-	const num = (v) => (typeof v === "number" ? v : 0);
-	const cost = usage.cost !== null && typeof usage.cost === "object" && !Array.isArray(usage.cost) ? num(usage.cost.total) : 0;
-	return { key, time, input: num(usage.input), output: num(usage.output), cacheRead: num(usage.cacheRead), cacheWrite: num(usage.cacheWrite), cost };
-}
-
-function expectedReport(infos, { groupBy, since, until, timezone }) {
-	const rows = new Map();
-	const totals = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0, sessions: 0 };
-	for (const info of [...infos].sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)))) {
-		const entries = RefSM.open(info.path).getEntries();
-		const seen = new Set();
-		let counted = false;
-		for (const entry of entries) {
-			const r = record(entry);
-			if (!r) continue;
-			const date = localDate(r.time, timezone);
-			if ((since && date < since) || (until && date > until)) continue;
-			const key = { day: date, week: isoWeek(date), month: date.slice(0, 7), session: info.path, model: r.key, project: info.cwd }[groupBy];
-			let row = rows.get(key);
-			if (!row) rows.set(key, (row = { key, input: 0, output: 0, cacheRead: 0, cacheWrite: 0, cost: 0, sessions: 0 }));
-			for (const f of ["input", "output", "cacheRead", "cacheWrite", "cost"]) {
-				row[f] += r[f];
-				totals[f] += r[f];
-			}
-			if (!seen.has(key)) row.sessions++;
-			seen.add(key);
-			counted = true;
-		}
-		if (counted) totals.sessions++;
-	}
-	const out = [...rows.values()]
-		.map((r) => ({ ...r, totalTokens: r.input + r.output + r.cacheRead + r.cacheWrite }))
-		.filter((r) => r.cost !== 0 || r.totalTokens !== 0);
-	if (["day", "week", "month"].includes(groupBy)) out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-	else out.sort((a, b) => b.cost - a.cost || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-	totals.totalTokens = totals.input + totals.output + totals.cacheRead + totals.cacheWrite;
-	return { rows: out, totals };
-}
-
-function close(actual, expected, what) {
-	const ok = actual === expected || Math.abs(actual - expected) <= 1e-9 * Math.max(1, Math.abs(expected));
-	assert.ok(ok, `${what}: ${actual} !== ${expected}`);
-}
-
-function compareReports(actual, expected, label) {
-	assert.deepStrictEqual(
-		actual.rows.map((r) => [r.key, r.sessions]),
-		expected.rows.map((r) => [r.key, r.sessions]),
-		`${label}: row keys`,
-	);
-	const fields = ["input", "output", "cacheRead", "cacheWrite", "totalTokens", "cost"];
-	actual.rows.forEach((row, i) => {
-		for (const f of fields) close(row[f], expected.rows[i][f], `${label}: ${row.key}.${f}`);
-	});
-	for (const f of fields) close(actual.totals[f], expected.totals[f], `${label}: totals.${f}`);
-	assert.equal(actual.totals.sessions, expected.totals.sessions, `${label}: totals.sessions`);
-}
+const byReference = { entriesOf: (file) => RefSM.open(file).getEntries() };
 
 test("usageReport groups pi's usage by day, week, month, session, model and project in any zone", async () => {
 	const rng = new Rng(SEED ^ 0x5eed);
@@ -446,11 +349,11 @@ test("usageReport groups pi's usage by day, week, month, session, model and proj
 					const until = rng.bool(0.3) ? localDate(rng.pick(EDGES) + 86400000, timezone) : undefined;
 					const options = { groupBy, timezone, since, until };
 					const label = `${JSON.stringify(options)} round ${round}`;
-					compareReports(await ours.usageReport(options), expectedReport(all, options), `listAll ${label}`);
+					compareReports(await ours.usageReport(options), expectedReport(all, options, byReference), `listAll ${label}`);
 					const one = await RefSM.list("/home/user/a", folders[1]);
 					compareReports(
 						await ours.usageReport({ ...options, cwd: "/home/user/a", sessionDir: folders[1] }),
-						expectedReport(one, options),
+						expectedReport(one, options, byReference),
 						`list(cwd, dir) ${label}`,
 					);
 				}
@@ -543,7 +446,7 @@ test("usageReport between calls in one process: appended, rewritten, deleted and
 	const previous = process.env.PI_CODING_AGENT_DIR;
 	process.env.PI_CODING_AGENT_DIR = agentDir;
 	const check = async (label) => {
-		const expected = expectedReport(await RefSM.listAll(), { groupBy: "session", timezone: "UTC" });
+		const expected = expectedReport(await RefSM.listAll(), { groupBy: "session", timezone: "UTC" }, byReference);
 		compareReports(await ours.usageReport({ groupBy: "session", timezone: "UTC" }), expected, label);
 		// Asked again with nothing changed: the same answer.
 		compareReports(await ours.usageReport({ groupBy: "session", timezone: "UTC" }), expected, `${label}, again`);

@@ -172,7 +172,8 @@ function row(r) {
 /**
  * Token and cost totals across sessions, grouped by `day`, `week` (ISO),
  * `month`, `session` (file path), `model` (pi's breakdown key) or `project`
- * (the session's cwd). See README "Accounting" for the rules.
+ * (the session's cwd). A fork's copies of its parent's entries count where they
+ * were first written, once. See README "Accounting" for the rules.
  */
 async function usageReport(options = {}) {
   const { cwd, sessionDir, groupBy, since, until, timezone, onProgress, signal } = options ?? {};
@@ -208,4 +209,18 @@ async function usageReport(options = {}) {
   return { rows: report.rows.map(row), totals };
 }
 
-module.exports = { getSessionStats, getUsageCostBreakdown, usageReport };
+/**
+ * What the session file `sessionPath` holds of copies of its parent's entries
+ * (a fork's: `parentSession` in its header), which reports across sessions count
+ * where they were first written; `null` for a session that is no fork.
+ */
+function getInheritedUsage(sessionPath) {
+  const file = paths.resolvePath(sessionPath);
+  listing.applyCacheDir();
+  const found = native.inheritedUsage(file);
+  if (found === null) return null;
+  const { key: _key, sessions: _sessions, ...usage } = row(found.usage);
+  return { parentSession: found.parentSession, parentFound: found.parentFound, entries: found.entries, ...usage };
+}
+
+module.exports = { getSessionStats, getUsageCostBreakdown, usageReport, getInheritedUsage };

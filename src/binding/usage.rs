@@ -262,6 +262,31 @@ impl UsageScan {
     }
 }
 
+/// What a fork holds of copies of its parent's entries.
+#[napi(object, object_from_js = false)]
+pub struct JsInherited {
+    pub parent_session: String,
+    pub parent_found: bool,
+    pub entries: u32,
+    pub usage: JsReportRow,
+}
+
+/// `None` for a file that is no fork (or that reports leave out).
+#[napi(catch_unwind)]
+pub fn inherited_usage(path: String) -> Option<JsInherited> {
+    let found = ACCOUNTS.inherited(std::path::Path::new(&path), LISTINGS.cache_dir())?;
+    Some(JsInherited {
+        parent_session: found.parent,
+        parent_found: found.parent_found,
+        entries: found.entries as u32,
+        usage: report_row_js(usage_report::ReportRow {
+            key: String::new(),
+            amounts: found.amounts,
+            sessions: 0,
+        }),
+    })
+}
+
 /// Starts reading the `.jsonl` files of `dirs` for a usage report (see
 /// `usage_scan::Accounts::scan`): progress if `progress`, then `done`.
 #[napi(catch_unwind)]

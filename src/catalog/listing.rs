@@ -99,6 +99,8 @@ impl SessionSummary {
 #[derive(Default)]
 struct LineFacts<'a> {
     entry_type: Option<Cow<'a, [u8]>>,
+    /// The entry's `id`, for accounting (what tells a fork's copies).
+    id: Option<(usize, usize)>,
     entry_timestamp: Option<(usize, usize)>,
     message: MessageFacts,
     name: Option<(usize, usize)>,
@@ -218,6 +220,10 @@ fn read_facts(line: &[u8], keep_text: bool) -> Result<Option<LineFacts<'_>>, Syn
             b"timestamp" => {
                 cur.skip_value()?;
                 facts.entry_timestamp = Some((start, cur.i));
+            }
+            b"id" => {
+                cur.skip_value()?;
+                facts.id = Some((start, cur.i));
             }
             b"message" => facts.message = read_message(cur, keep_text)?,
             b"name" => {
@@ -554,13 +560,24 @@ fn tally_line(tally: &mut UsageTally, line: &[u8], facts: &LineFacts) {
     else {
         return;
     };
-    let Some(time) = facts
-        .entry_timestamp
-        .and_then(|(s, e)| usage::entry_time(&line[s..e]))
-    else {
+    let Some((timestamp, time)) = facts.entry_timestamp.and_then(|(s, e)| {
+        let text = &line[s..e];
+        Some((text, usage::entry_time(text)?))
+    }) else {
         return;
     };
-    tally.add((time / usage::SLOT_MS).floor() as i64, &key, &amounts);
+    // A time was read, so the timestamp is a string.
+    let fingerprint = facts
+        .id
+        .and_then(|(s, e)| string_at(&line[s..e]))
+        .zip(string_at(timestamp))
+        .map(|(id, timestamp)| usage::fingerprint(&id, &timestamp, &key, &amounts));
+    tally.add(
+        (time / usage::SLOT_MS).floor() as i64,
+        &key,
+        &amounts,
+        fingerprint,
+    );
 }
 
 /// `buildSessionInfo()` without the parts that need JavaScript, over a whole

@@ -14,6 +14,7 @@ pub mod scanner;
 pub mod search;
 pub mod summaries;
 pub mod usage;
+pub mod usage_origin;
 pub mod usage_report;
 pub mod usage_scan;
 pub mod watch;

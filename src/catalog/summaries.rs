@@ -16,12 +16,13 @@ use crate::catalog::usage::UsageTally;
 use crate::session::store::IoFailure;
 
 /// The persistent cache files (see `scanner::CacheFile`). v4 added the usage
-/// tally to the summarizer state, v5 the entry lengths; the file names stay,
+/// tally to the summarizer state, v5 the entry lengths (usage v3: fork
+/// fingerprints and records); the file names stay,
 /// so that a file of an older format is replaced rather than left behind.
 const CACHE_FILE: &str = "pi-session-native-listing.v4.bin";
 const CACHE_MAGIC: &[u8; 16] = b"PISN-LISTING-v5\n";
 const USAGE_CACHE_FILE: &str = "pi-session-native-usage.v1.bin";
-const USAGE_CACHE_MAGIC: &[u8; 16] = b"PISN-USAGE-v2\n\n\n";
+const USAGE_CACHE_MAGIC: &[u8; 16] = b"PISN-USAGE-v3\n\n\n";
 
 /// Summaries of files seen before, keyed by path.
 pub type SummaryCache = ScanCache<Summarizer>;

@@ -810,6 +810,27 @@ impl Amounts {
     pub fn tokens(&self) -> f64 {
         self.input + self.output + self.cache_read + self.cache_write
     }
+
+    /// input, output, cacheRead, cacheWrite, cost.
+    pub fn values(&self) -> [f64; 5] {
+        [
+            self.input,
+            self.output,
+            self.cache_read,
+            self.cache_write,
+            self.cost,
+        ]
+    }
+
+    pub fn from_values([input, output, cache_read, cache_write, cost]: [f64; 5]) -> Amounts {
+        Amounts {
+            input,
+            output,
+            cache_read,
+            cache_write,
+            cost,
+        }
+    }
 }
 
 /// Quarter hours since the epoch: every zone's offset is a multiple of 15
@@ -819,12 +840,24 @@ pub const SLOT_MS: f64 = 900_000.0;
 
 /// A file's usage, added up per (quarter hour, model key), in the order the
 /// buckets first appear in the file.
+///
+/// A fork (a header with `parentSession`) starts with copies of its parent's
+/// entries; reports across sessions count a copy only where it was first
+/// written (`usage_origin`). So each usage entry with an id leaves its
+/// fingerprint (a file may be a parent), and a fork keeps its entries one by
+/// one, to add up again without the copies.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct UsageTally {
     /// The header's `cwd` as `SessionInfo.cwd` has it ("" if not a string).
     pub cwd: String,
+    /// The header's `parentSession`, when it is a non-empty string.
+    pub parent: Option<String>,
     pub keys: Vec<Vec<u8>>,
     pub buckets: Vec<Bucket>,
+    /// One per usage entry with a string id, in file order.
+    pub fingerprints: Vec<u64>,
+    /// A fork's usage entries in file order (empty for other files).
+    pub records: Vec<Record>,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -834,8 +867,53 @@ pub struct Bucket {
     pub amounts: Amounts,
 }
 
+/// One usage entry of a fork.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Record {
+    /// `None`: the entry has no string id, so it is no copy.
+    pub fingerprint: Option<u64>,
+    pub slot: i64,
+    pub key: u32,
+    pub amounts: Amounts,
+}
+
+/// What tells a copy of an entry from another entry: its id, its timestamp
+/// (both decoded strings), its model key and what it adds to a report. The
+/// hash is persisted in the accounting cache, so its seed is fixed.
+pub fn fingerprint(id: &[u8], timestamp: &[u8], key: &[u8], amounts: &Amounts) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = foldhash::fast::FixedState::with_seed(0x1319_8a2e_0370_7344).build_hasher();
+    for part in [id, timestamp, key] {
+        h.write_usize(part.len());
+        h.write(part);
+    }
+    for v in amounts.values() {
+        h.write_u64(v.to_bits());
+    }
+    h.finish()
+}
+
+/// Adds `amounts` to the bucket of (`slot`, `key`), made if it is new.
+pub fn add_to_buckets(buckets: &mut Vec<Bucket>, slot: i64, key: u32, amounts: &Amounts) {
+    // Entries come mostly in time order: the bucket is usually the last.
+    match buckets
+        .iter_mut()
+        .rev()
+        .find(|b| b.slot == slot && b.key == key)
+    {
+        Some(bucket) => bucket.amounts.add(amounts),
+        None => buckets.push(Bucket {
+            slot,
+            key,
+            amounts: *amounts,
+        }),
+    }
+}
+
 impl UsageTally {
-    pub fn add(&mut self, slot: i64, key: &[u8], amounts: &Amounts) {
+    /// Adds one usage entry; `fingerprint` is `None` for an entry without a
+    /// string id.
+    pub fn add(&mut self, slot: i64, key: &[u8], amounts: &Amounts, fingerprint: Option<u64>) {
         let key = match self.keys.iter().position(|k| k == key) {
             Some(i) => i as u32,
             None => {
@@ -843,82 +921,122 @@ impl UsageTally {
                 (self.keys.len() - 1) as u32
             }
         };
-        // Entries come mostly in time order: the bucket is usually the last.
-        match self
-            .buckets
-            .iter_mut()
-            .rev()
-            .find(|b| b.slot == slot && b.key == key)
-        {
-            Some(bucket) => bucket.amounts.add(amounts),
-            None => self.buckets.push(Bucket {
+        add_to_buckets(&mut self.buckets, slot, key, amounts);
+        if let Some(fp) = fingerprint {
+            self.fingerprints.push(fp);
+        }
+        if self.parent.is_some() {
+            self.records.push(Record {
+                fingerprint,
                 slot,
                 key,
                 amounts: *amounts,
-            }),
+            });
         }
     }
 
     /// Starts the tally of a file with its header line.
     pub fn set_header(&mut self, header: &[u8]) {
-        self.cwd = json::parse(&json::decode_lossy(header))
-            .ok()
-            .and_then(|h| {
-                h.get("cwd")
-                    .and_then(|c| c.as_str().map(|s| s.into_owned()))
-            })
-            .unwrap_or_default();
+        let header = json::parse(&json::decode_lossy(header)).ok();
+        let text = |name: &str| {
+            header
+                .as_ref()
+                .and_then(|h| h.get(name).and_then(|c| c.as_str().map(|s| s.into_owned())))
+        };
+        self.cwd = text("cwd").unwrap_or_default();
+        self.parent = text("parentSession").filter(|p| !p.is_empty());
     }
 
     pub fn encode(&self, out: &mut crate::catalog::codec::Encoder) {
         out.bytes(self.cwd.as_bytes());
+        out.opt_bytes(self.parent.as_deref().map(str::as_bytes));
         out.u64(self.keys.len() as u64);
         for key in &self.keys {
             out.bytes(key);
         }
+        let amounts = |out: &mut crate::catalog::codec::Encoder, a: &Amounts| {
+            for v in a.values() {
+                out.u64(v.to_bits());
+            }
+        };
         out.u64(self.buckets.len() as u64);
         for b in &self.buckets {
             out.u64(b.slot as u64);
             out.u64(b.key as u64);
-            let a = &b.amounts;
-            for v in [a.input, a.output, a.cache_read, a.cache_write, a.cost] {
-                out.u64(v.to_bits());
-            }
+            amounts(out, &b.amounts);
+        }
+        out.u64(self.fingerprints.len() as u64);
+        for fp in &self.fingerprints {
+            out.u64(*fp);
+        }
+        out.u64(self.records.len() as u64);
+        for r in &self.records {
+            out.u64(r.fingerprint.is_some() as u64);
+            out.u64(r.fingerprint.unwrap_or(0));
+            out.u64(r.slot as u64);
+            out.u64(r.key as u64);
+            amounts(out, &r.amounts);
         }
     }
 
     pub fn decode(input: &mut crate::catalog::codec::Decoder) -> Option<UsageTally> {
         let cwd = input.string()?;
+        let parent = input.opt_string()?;
         let n = input.u64()?;
         let mut keys = Vec::new();
         for _ in 0..n {
             keys.push(input.bytes()?.to_vec());
         }
-        let n = input.u64()?;
-        let mut buckets = Vec::new();
-        for _ in 0..n {
-            let slot = input.u64()? as i64;
-            let key = u32::try_from(input.u64()?).ok()?;
-            if key as usize >= keys.len() {
-                return None;
-            }
+        let key_index = |input: &mut crate::catalog::codec::Decoder| {
+            u32::try_from(input.u64()?)
+                .ok()
+                .filter(|&k| (k as usize) < keys.len())
+        };
+        let amounts = |input: &mut crate::catalog::codec::Decoder| {
             let mut v = [0.0; 5];
             for x in &mut v {
                 *x = f64::from_bits(input.u64()?);
             }
+            Some(Amounts::from_values(v))
+        };
+        let n = input.u64()?;
+        let mut buckets = Vec::new();
+        for _ in 0..n {
+            let slot = input.u64()? as i64;
+            let key = key_index(input)?;
             buckets.push(Bucket {
                 slot,
                 key,
-                amounts: Amounts {
-                    input: v[0],
-                    output: v[1],
-                    cache_read: v[2],
-                    cache_write: v[3],
-                    cost: v[4],
-                },
+                amounts: amounts(input)?,
             });
         }
-        Some(UsageTally { cwd, keys, buckets })
+        let n = input.u64()?;
+        let mut fingerprints = Vec::new();
+        for _ in 0..n {
+            fingerprints.push(input.u64()?);
+        }
+        let n = input.u64()?;
+        let mut records = Vec::new();
+        for _ in 0..n {
+            let has = input.u64()? != 0;
+            let fp = input.u64()?;
+            let slot = input.u64()? as i64;
+            let key = key_index(input)?;
+            records.push(Record {
+                fingerprint: has.then_some(fp),
+                slot,
+                key,
+                amounts: amounts(input)?,
+            });
+        }
+        Some(UsageTally {
+            cwd,
+            parent,
+            keys,
+            buckets,
+            fingerprints,
+            records,
+        })
     }
 }
 
@@ -1075,21 +1193,57 @@ mod tests {
 
     #[test]
     fn tally_buckets_by_slot_and_key() {
-        let mut t = UsageTally::default();
-        let one = Amounts {
+        for fork in [false, true] {
+            let mut t = UsageTally::default();
+            t.set_header(if fork {
+                br#"{"type":"session","cwd":"/w","parentSession":"/s/p.jsonl"}"#
+            } else {
+                br#"{"type":"session","cwd":"/w","parentSession":""}"#
+            });
+            let one = Amounts {
+                input: 1.0,
+                ..Amounts::default()
+            };
+            t.add(1, b"a/b", &one, Some(7));
+            t.add(1, b"a/b", &one, None);
+            t.add(2, b"a/b", &one, Some(9));
+            t.add(1, TOOLS_KEY, &one, Some(7));
+            assert_eq!(t.keys.len(), 2);
+            assert_eq!(t.buckets.len(), 3);
+            assert_eq!(t.buckets[0].amounts.input, 2.0);
+            assert_eq!(t.fingerprints, [7, 9, 7]);
+            assert_eq!(t.parent.is_some(), fork);
+            assert_eq!(t.records.len(), if fork { 4 } else { 0 });
+            let mut enc = crate::catalog::codec::Encoder::default();
+            t.encode(&mut enc);
+            let back =
+                UsageTally::decode(&mut crate::catalog::codec::Decoder::new(&enc.out)).unwrap();
+            assert_eq!(back, t);
+        }
+    }
+
+    #[test]
+    fn a_fingerprint_tells_every_part_of_an_entry() {
+        let a = Amounts {
             input: 1.0,
+            cost: 0.5,
             ..Amounts::default()
         };
-        t.add(1, b"a/b", &one);
-        t.add(1, b"a/b", &one);
-        t.add(2, b"a/b", &one);
-        t.add(1, TOOLS_KEY, &one);
-        assert_eq!(t.keys.len(), 2);
-        assert_eq!(t.buckets.len(), 3);
-        assert_eq!(t.buckets[0].amounts.input, 2.0);
-        let mut enc = crate::catalog::codec::Encoder::default();
-        t.encode(&mut enc);
-        let back = UsageTally::decode(&mut crate::catalog::codec::Decoder::new(&enc.out)).unwrap();
-        assert_eq!(back, t);
+        let base = fingerprint(b"ab12", b"2024-01-01T00:00:00.000Z", b"p/m", &a);
+        assert_eq!(
+            base,
+            fingerprint(b"ab12", b"2024-01-01T00:00:00.000Z", b"p/m", &a)
+        );
+        let b = Amounts { cost: 0.25, ..a };
+        for other in [
+            fingerprint(b"ab13", b"2024-01-01T00:00:00.000Z", b"p/m", &a),
+            fingerprint(b"ab12", b"2024-01-01T00:00:00.001Z", b"p/m", &a),
+            fingerprint(b"ab12", b"2024-01-01T00:00:00.000Z", b"p/n", &a),
+            fingerprint(b"ab12", b"2024-01-01T00:00:00.000Z", b"p/m", &b),
+            // The parts are not merely concatenated.
+            fingerprint(b"ab122024", b"-01-01T00:00:00.000Z", b"p/m", &a),
+        ] {
+            assert_ne!(base, other);
+        }
     }
 }

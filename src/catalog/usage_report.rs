@@ -13,7 +13,8 @@ use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
 use crate::catalog::summaries::{CachedUsage, SummaryCache};
-use crate::catalog::usage::{Amounts, UsageTally, SLOT_MS};
+use crate::catalog::usage::{Amounts, Bucket, UsageTally, SLOT_MS};
+use crate::catalog::usage_origin::Lineage;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -51,7 +52,10 @@ pub struct ReportFile<'a> {
     pub path: &'a str,
     /// The header's `cwd` ("" when it is not a string, as in `SessionInfo`).
     pub cwd: &'a str,
-    pub tally: &'a UsageTally,
+    /// The model keys the buckets name.
+    pub keys: &'a [Vec<u8>],
+    /// What the file counts: all its tally's buckets, or a fork's own.
+    pub buckets: &'a [Bucket],
 }
 
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -177,10 +181,10 @@ pub fn report(files: &[ReportFile], options: &ReportOptions) -> Report {
         let file = &files[i];
         subtotals.clear();
         key_rows.clear();
-        key_rows.resize(file.tally.keys.len(), None);
+        key_rows.resize(file.keys.len(), None);
         let mut file_total = Amounts::default();
         let mut counted = false;
-        for bucket in &file.tally.buckets {
+        for bucket in file.buckets {
             let time_row = if options.group_by.is_time() || filtered {
                 match slots.key(bucket.slot, &mut rows) {
                     Some(row) => Some(row),
@@ -198,7 +202,7 @@ pub fn report(files: &[ReportFile], options: &ReportOptions) -> Report {
                     match key_rows[k] {
                         Some(row) => row,
                         None => {
-                            let name = String::from_utf8_lossy(&file.tally.keys[k]).into_owned();
+                            let name = String::from_utf8_lossy(&file.keys[k]).into_owned();
                             let row = rows.index(name);
                             key_rows[k] = Some(row);
                             row
@@ -244,9 +248,91 @@ pub fn report(files: &[ReportFile], options: &ReportOptions) -> Report {
 
 /// The session files of a report, each with its accounting summary, in
 /// byte order of their paths (the order sums are added in).
+/// Session files with their accounting summaries.
+type Files = Vec<(Arc<str>, CachedUsage)>;
+
 #[derive(Default)]
 pub struct Corpus {
-    files: Vec<(Arc<str>, CachedUsage)>,
+    files: Files,
+    /// Parents of forks that are not among `files` (another project's, or
+    /// outside every folder read): they only tell where copies came from.
+    extras: Files,
+    /// For `files` then `extras`: the index of the file's parent there.
+    parents: Vec<Option<usize>>,
+}
+
+/// The tally of a file the accounting keeps (not one the listing leaves out).
+fn tally_of(usage: &CachedUsage) -> Option<&UsageTally> {
+    usage.usage().map(|(_, tally)| tally)
+}
+
+/// Finds the file each fork's `parentSession` names: among `files` by its
+/// text, else by its real path, else read now (through `cache`) and added
+/// to the extras, whose own parents are then found the same way.
+fn find_parents(
+    cache: &SummaryCache,
+    files: &[(Arc<str>, CachedUsage)],
+) -> (Files, Vec<Option<usize>>) {
+    let mut extras: Files = Vec::new();
+    let mut by_text: std::collections::HashMap<Arc<str>, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.0.clone(), i))
+        .collect();
+    // Made on the first parent not found by its text: a folder given through
+    // a symbolic link, say.
+    let mut by_real: Option<std::collections::HashMap<PathBuf, usize>> = None;
+    let mut parents: Vec<Option<usize>> = Vec::with_capacity(files.len());
+    let mut i = 0;
+    while i < files.len() + extras.len() {
+        let usage = if i < files.len() {
+            &files[i].1
+        } else {
+            &extras[i - files.len()].1
+        };
+        let parent = tally_of(usage).and_then(|t| t.parent.clone());
+        let found = parent.and_then(|parent| {
+            if let Some(&j) = by_text.get(parent.as_str()) {
+                return Some(j);
+            }
+            let real = std::fs::canonicalize(&parent).ok()?;
+            let known = by_real.get_or_insert_with(|| {
+                let mut folders: std::collections::HashMap<PathBuf, Option<PathBuf>> =
+                    std::collections::HashMap::new();
+                let mut map = std::collections::HashMap::new();
+                for (j, (text, _)) in files.iter().chain(&extras).enumerate() {
+                    let path = std::path::Path::new(&**text);
+                    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+                        continue;
+                    };
+                    let real_dir = folders
+                        .entry(dir.to_path_buf())
+                        .or_insert_with(|| std::fs::canonicalize(dir).ok());
+                    if let Some(real_dir) = real_dir {
+                        map.insert(real_dir.join(name), j);
+                    }
+                }
+                map
+            });
+            if let Some(&j) = known.get(&real) {
+                return Some(j);
+            }
+            let stat = crate::os::stat(&real).ok()?;
+            let usage = crate::catalog::summaries::usage_stat(cache, &real, &stat)
+                .ok()
+                .flatten()
+                .filter(|u| u.usage().is_some())?;
+            let j = files.len() + extras.len();
+            let text: Arc<str> = Arc::from(parent.as_str());
+            extras.push((text.clone(), usage));
+            by_text.insert(text, j);
+            known.insert(real, j);
+            Some(j)
+        });
+        parents.push(found);
+        i += 1;
+    }
+    (extras, parents)
 }
 
 /// What identifies a folder's list of names: creating, removing or renaming
@@ -413,7 +499,16 @@ pub fn scan_corpus(
         .filter_map(|(folder, j, usage)| Some((listing(folder)?.texts[j as usize].clone(), usage)))
         .collect();
     files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    Corpus { files }
+    let (extras, parents) = if cancel.load(Ordering::Relaxed) {
+        (Vec::new(), vec![None; files.len()])
+    } else {
+        find_parents(cache, &files)
+    };
+    Corpus {
+        files,
+        extras,
+        parents,
+    }
 }
 
 /// What a report was computed from: the same options over the same file
@@ -425,7 +520,10 @@ struct ReportKey {
     until: Option<Date>,
     zone: TimeZone,
     cwds: Option<Vec<String>>,
+    /// The tokens of the sessions, then those of the extras (their parents
+    /// read only to tell copies), split at `sessions`.
     tokens: Vec<u64>,
+    sessions: usize,
 }
 
 /// The last report of this process: a report asked again over files that
@@ -447,38 +545,98 @@ impl Corpus {
 
     /// The report over the sessions whose cwd is in `cwds` (all with `None`).
     pub fn report(&self, options: &ReportOptions, cwds: Option<&[String]>) -> Report {
-        let files: Vec<ReportFile> = self
-            .files
-            .iter()
-            .filter_map(|(path, usage)| {
-                let tally = usage.usage()?.1;
-                cwds.is_none_or(|c| c.contains(&tally.cwd))
-                    .then_some(ReportFile {
-                        path,
-                        cwd: &tally.cwd,
-                        tally,
-                    })
-            })
-            .collect();
         let key = ReportKey {
             group_by: options.group_by,
             since: options.since,
             until: options.until,
             zone: options.zone.clone(),
             cwds: cwds.map(<[String]>::to_vec),
-            tokens: self.files.iter().map(|f| f.1.token()).collect(),
+            tokens: self
+                .files
+                .iter()
+                .chain(&self.extras)
+                .map(|f| f.1.token())
+                .collect(),
+            sessions: self.files.len(),
         };
         if let Ok(last) = LAST_REPORT.lock() {
             if let Some((_, report)) = last.as_ref().filter(|(k, _)| *k == key) {
                 return report.clone();
             }
         }
+        let empty = UsageTally::default();
+        let tallies: Vec<&UsageTally> = self
+            .files
+            .iter()
+            .chain(&self.extras)
+            .map(|f| tally_of(&f.1).unwrap_or(&empty))
+            .collect();
+        let paths: Vec<&str> = self
+            .files
+            .iter()
+            .chain(&self.extras)
+            .map(|f| &*f.0)
+            .collect();
+        let mut lineage = Lineage::new(&paths, &tallies, &self.parents);
+        let in_scope: Vec<usize> = (0..self.files.len())
+            .filter(|&i| cwds.is_none_or(|c| c.contains(&tallies[i].cwd)))
+            .collect();
+        let own: Vec<Option<Vec<Bucket>>> =
+            in_scope.iter().map(|&i| lineage.own_buckets(i)).collect();
+        let files: Vec<ReportFile> = in_scope
+            .iter()
+            .zip(&own)
+            .map(|(&i, own)| ReportFile {
+                path: paths[i],
+                cwd: &tallies[i].cwd,
+                keys: &tallies[i].keys,
+                buckets: own.as_deref().unwrap_or(&tallies[i].buckets),
+            })
+            .collect();
         let made = report(&files, options);
         if let Ok(mut last) = LAST_REPORT.lock() {
             *last = Some((key, made.clone()));
         }
         made
     }
+}
+
+/// What a fork holds of copies of its parent's entries (see `inherited`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inherited {
+    /// The header's `parentSession`.
+    pub parent: String,
+    /// Whether that file was read (else nothing is known to be a copy).
+    pub parent_found: bool,
+    pub amounts: Amounts,
+    pub entries: usize,
+}
+
+/// How much of the usage of the session file `path` is copies of its
+/// parent's entries; `None` for a file that is no fork, or that the
+/// accounting leaves out.
+pub fn inherited(cache: &SummaryCache, path: &std::path::Path) -> Option<Inherited> {
+    let stat = crate::os::stat(path).ok()?;
+    let usage = crate::catalog::summaries::usage_stat(cache, path, &stat)
+        .ok()
+        .flatten()?;
+    let parent = tally_of(&usage)?.parent.clone()?;
+    let files = vec![(Arc::from(path.to_string_lossy()), usage)];
+    let (extras, parents) = find_parents(cache, &files);
+    let empty = UsageTally::default();
+    let tallies: Vec<&UsageTally> = files
+        .iter()
+        .chain(&extras)
+        .map(|f| tally_of(&f.1).unwrap_or(&empty))
+        .collect();
+    let paths: Vec<&str> = files.iter().chain(&extras).map(|f| &*f.0).collect();
+    let found = Lineage::new(&paths, &tallies, &parents).inherited(0);
+    Some(Inherited {
+        parent,
+        parent_found: found.is_some(),
+        amounts: found.map_or(Amounts::default(), |f| f.0),
+        entries: found.map_or(0, |f| f.1),
+    })
 }
 
 #[cfg(test)]
@@ -497,6 +655,7 @@ mod tests {
                     cost: *cost,
                     ..Amounts::default()
                 },
+                None,
             );
         }
         t
@@ -514,7 +673,8 @@ mod tests {
         let files = [ReportFile {
             path: "/x.jsonl",
             cwd: "/p",
-            tally: &t,
+            keys: &t.keys,
+            buckets: &t.buckets,
         }];
         let zone = TimeZone::get("America/New_York").unwrap();
         let options = |group_by, since, until| ReportOptions {
@@ -632,6 +792,113 @@ mod tests {
         write!(f, "{}", usage(2.0, "2024-01-03T00:00:00.000Z")).unwrap();
         assert_eq!(scan(&loaded).totals.amounts.cost, 3.75);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_fork_counts_only_its_own_calls_wherever_its_parent_is() {
+        let root = std::env::temp_dir().join(format!("pisn-forks-{}", uuid::Uuid::new_v4()));
+        let (here, there) = (root.join("here"), root.join("there"));
+        for dir in [&here, &there] {
+            std::fs::create_dir_all(dir).unwrap();
+        }
+        let header = |cwd: &str, parent: Option<&std::path::Path>| {
+            let parent = parent.map_or(String::new(), |p| {
+                format!(",\"parentSession\":{:?}", p.to_string_lossy())
+            });
+            format!("{{\"type\":\"session\",\"id\":\"s\",\"cwd\":\"{cwd}\"{parent}}}\n")
+        };
+        let call = |id: &str, minute: u32, cost: f64| {
+            format!("{{\"type\":\"usage\",\"id\":\"{id}\",\"timestamp\":\"2024-01-01T10:{minute:02}:00.000Z\",\"provider\":\"a\",\"model\":\"m\",\"usage\":{{\"input\":1,\"output\":0,\"cacheRead\":0,\"cacheWrite\":0,\"cost\":{{\"total\":{cost}}}}}}}\n")
+        };
+        // The parent is in a folder the report does not read; the fork copies its
+        // two calls, one of them with other usage (another call), and adds one.
+        let parent = there.join("p.jsonl");
+        std::fs::write(
+            &parent,
+            format!(
+                "{}{}{}",
+                header("/t", None),
+                call("aa", 1, 1.0),
+                call("bb", 2, 2.0)
+            ),
+        )
+        .unwrap();
+        let fork = here.join("f.jsonl");
+        std::fs::write(
+            &fork,
+            format!(
+                "{}{}{}{}",
+                header("/h", Some(&parent)),
+                call("aa", 1, 1.0),
+                call("bb", 2, 2.5),
+                call("cc", 3, 4.0)
+            ),
+        )
+        .unwrap();
+        // A fork of the fork, naming it through a link to its folder.
+        let link = root.join("link");
+        crate::os::symlink(&here, &link).unwrap();
+        std::fs::write(
+            here.join("g.jsonl"),
+            format!(
+                "{}{}{}{}",
+                header("/h", Some(&link.join("f.jsonl"))),
+                call("aa", 1, 1.0),
+                call("cc", 3, 4.0),
+                call("dd", 4, 8.0)
+            ),
+        )
+        .unwrap();
+        let options = ReportOptions {
+            group_by: GroupBy::Session,
+            since: None,
+            until: None,
+            zone: TimeZone::UTC,
+        };
+        let cache = SummaryCache::for_accounting();
+        let cancel = AtomicBool::new(false);
+        let scan = |dirs: &[PathBuf]| {
+            scan_corpus(&cache, dirs, 2, &cancel, &|_, _| {}).report(&options, None)
+        };
+        let costs = |r: &Report| -> Vec<(String, f64, u32)> {
+            r.rows
+                .iter()
+                .map(|r| {
+                    let name = std::path::Path::new(&r.key).file_name().unwrap();
+                    (
+                        name.to_string_lossy().into_owned(),
+                        r.amounts.cost,
+                        r.sessions,
+                    )
+                })
+                .collect()
+        };
+        let only_here = scan(std::slice::from_ref(&here));
+        assert_eq!(
+            costs(&only_here),
+            [("g.jsonl".into(), 8.0, 1), ("f.jsonl".into(), 6.5, 1)]
+        );
+        assert_eq!(only_here.totals.sessions, 2);
+        let both = scan(&[here.clone(), there.clone()]);
+        assert_eq!(
+            both.totals.amounts.cost,
+            1.0 + 2.0 + 2.5 + 4.0 + 8.0,
+            "{:?}",
+            costs(&both)
+        );
+        assert_eq!(both.totals.sessions, 3);
+        let inherited = inherited(&cache, &here.join("g.jsonl")).unwrap();
+        assert_eq!((inherited.entries, inherited.amounts.cost), (2, 5.0));
+        // The parent gone: its copies are the fork's.
+        std::fs::remove_file(&parent).unwrap();
+        let orphan = scan(std::slice::from_ref(&here));
+        assert_eq!(orphan.totals.amounts.cost, 1.0 + 2.5 + 4.0 + 8.0);
+        assert!(!inherited_found(&cache, &fork));
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+
+    fn inherited_found(cache: &SummaryCache, path: &std::path::Path) -> bool {
+        inherited(cache, path).is_some_and(|i| i.parent_found)
     }
 
     #[test]

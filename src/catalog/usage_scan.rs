@@ -97,6 +97,25 @@ impl Accounts {
     }
 }
 
+impl Accounts {
+    /// What the session file `path` holds of copies of its parent's
+    /// entries (`usage_report::inherited`), read through the same caches.
+    pub fn inherited(
+        &self,
+        path: &std::path::Path,
+        cache_dir: Option<PathBuf>,
+    ) -> Option<usage_report::Inherited> {
+        let persistent = self.cache_dir_loaded(cache_dir);
+        let found = usage_report::inherited(&self.cache, path);
+        if let Some(dir) = persistent {
+            if self.cache.take_dirty() {
+                let _ = self.cache.save_to(&dir);
+            }
+        }
+        found
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
