@@ -187,7 +187,7 @@ test("pack/ holds the tarballs a release publishes for this host, and nothing bu
 	const list = (tgz) => execFileSync("tar", ["-tzf", tgz], { encoding: "utf8" }).trim().split("\n");
 	const mainFiles = list(main);
 	assert.deepEqual(mainFiles.filter((f) => f.endsWith(".node")), [], "the main package ships no binary");
-	for (const f of ["package/index.js", "package/index.mjs", "package/index.d.ts", "package/binding.js", "package/lib/native.js", "package/LICENSE"]) {
+	for (const f of ["package/index.js", "package/index.mjs", "package/index.d.ts", "package/binding.js", "package/lib/native.js", "package/LICENSE", "package/CHANGELOG.md"]) {
 		assert.ok(mainFiles.includes(f), `${f} in the main tarball`);
 	}
 	const mainJson = JSON.parse(execFileSync("tar", ["-xzOf", main, "package/package.json"], { encoding: "utf8" }));
