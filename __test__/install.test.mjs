@@ -187,12 +187,12 @@ test("pack/ holds the tarballs a release publishes for this host, and nothing bu
 	const list = (tgz) => execFileSync("tar", ["-tzf", tgz], { encoding: "utf8" }).trim().split("\n");
 	const mainFiles = list(main);
 	assert.deepEqual(mainFiles.filter((f) => f.endsWith(".node")), [], "the main package ships no binary");
-	for (const f of ["package/index.js", "package/index.mjs", "package/index.d.ts", "package/binding.js", "package/lib/native.js"]) {
+	for (const f of ["package/index.js", "package/index.mjs", "package/index.d.ts", "package/binding.js", "package/lib/native.js", "package/LICENSE", "package/CHANGELOG.md"]) {
 		assert.ok(mainFiles.includes(f), `${f} in the main tarball`);
 	}
 	const mainJson = JSON.parse(execFileSync("tar", ["-xzOf", main, "package/package.json"], { encoding: "utf8" }));
 	assert.deepEqual(mainJson.optionalDependencies, Object.fromEntries(packages.map((p) => [p.name, rootJson.version])));
-	assert.deepEqual(list(platform).sort(), ["package/README.md", `package/${HOST.binary}`, "package/package.json"].sort());
+	assert.deepEqual(list(platform).sort(), ["package/LICENSE", "package/README.md", `package/${HOST.binary}`, "package/package.json"].sort());
 });
 
 test("install offline into a fresh project, with Rust hidden", () => {

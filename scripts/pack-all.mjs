@@ -7,7 +7,11 @@
 //   - pi-session-native-<version>.tgz, the main package: the files `npm publish` takes
 //     from the root, with the optionalDependencies that `napi prepublish` writes into
 //     package.json at publish time (every platform package of npm/, same version).
-// Each package is packed from a staging copy, so the working tree is left as it was.
+// Each package is packed from a staging copy, so the working tree is left as it was. Every
+// tarball carries the root's LICENSE: the main package takes it from the root; a platform
+// package's staging copy gets it here, as the release workflow copies it into npm/<platform>
+// before `napi prepublish` (which refuses a package whose `files` names a missing file), so
+// the one LICENSE at the root is the only copy kept in git.
 //
 //   node scripts/pack-all.mjs                build (release) every target this machine can,
 //                                            then pack: this host's with `napi build`; the
@@ -61,11 +65,11 @@ function stage(from, name) {
   return staging;
 }
 
-function pack(staging) {
-  const [result] = JSON.parse(run(["pack", "--json", "--ignore-scripts", "--pack-destination", PACK_DIR], staging));
+function pack(staging, packDir, log) {
+  const [result] = JSON.parse(run(["pack", "--json", "--ignore-scripts", "--pack-destination", packDir], staging));
   fs.rmSync(staging, { recursive: true, force: true });
-  console.log(`  pack/${result.filename}  ${result.entryCount} files, ${(result.size / 1024).toFixed(0)} KiB`);
-  return path.join(PACK_DIR, result.filename);
+  log(`  ${packDir === PACK_DIR ? "pack" : packDir}/${result.filename}  ${result.entryCount} files, ${(result.size / 1024).toFixed(0)} KiB`);
+  return path.join(packDir, result.filename);
 }
 
 // Targets that do not compile yet: tried, and a failure is reported, not fatal. They
@@ -113,25 +117,27 @@ function buildAll(rootJson, mode) {
   console.log(`pack-all: built in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
-function main() {
+/**
+ * Packs what is built at the root into `packDir` (emptied first): the platform packages whose
+ * binary is there (those of `only`, a set of npm/ folder names, when given) and the main
+ * package. Returns the tarballs written, `{ dir, name, file }` (`dir` undefined for the main).
+ */
+export function packAll({ packDir = PACK_DIR, only, log = console.log } = {}) {
   const { rootJson, packages } = platformPackages();
-  let only;
-  if (!process.argv.includes("--no-build")) {
-    const mode = process.argv.includes("--all-targets") ? "all-targets" : process.argv.includes("--host-only") ? "host-only" : "available";
-    only = buildAll(rootJson, mode);
-  }
   const built = packages.filter((p) => fs.existsSync(path.join(ROOT, p.binary)) && (!only || only.has(p.dir)));
   if (built.length === 0) throw new Error(`no ${rootJson.napi.binaryName}.<platform>.node at ${ROOT}: build first`);
 
-  fs.rmSync(PACK_DIR, { recursive: true, force: true });
-  fs.mkdirSync(PACK_DIR);
-  console.log(`pack-all: ${built.length} of ${packages.length} platform packages built here (${built.map((p) => p.dir).join(", ")})`);
+  fs.rmSync(packDir, { recursive: true, force: true });
+  fs.mkdirSync(packDir, { recursive: true });
+  log(`pack-all: ${built.length} of ${packages.length} platform packages built here (${built.map((p) => p.dir).join(", ")})`);
 
+  const written = [];
   for (const p of built) {
     const source = path.join(ROOT, "npm", p.dir);
     const staging = stage(source, p.dir);
     fs.copyFileSync(path.join(ROOT, p.binary), path.join(staging, p.binary));
-    pack(staging);
+    fs.copyFileSync(path.join(ROOT, "LICENSE"), path.join(staging, "LICENSE"));
+    written.push({ dir: p.dir, name: p.name, file: pack(staging, packDir, log) });
   }
 
   const staging = stage(ROOT, rootJson.name);
@@ -141,7 +147,18 @@ function main() {
   const staged = fs.readdirSync(staging, { recursive: true });
   const binaries = staged.filter((f) => f.endsWith(".node"));
   if (binaries.length) throw new Error(`the main package would ship binaries: ${binaries.join(", ")}`);
-  pack(staging);
+  written.push({ dir: undefined, name: rootJson.name, file: pack(staging, packDir, log) });
+  return written;
+}
+
+function main() {
+  const { rootJson } = platformPackages();
+  let only;
+  if (!process.argv.includes("--no-build")) {
+    const mode = process.argv.includes("--all-targets") ? "all-targets" : process.argv.includes("--host-only") ? "host-only" : "available";
+    only = buildAll(rootJson, mode);
+  }
+  packAll({ only });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
