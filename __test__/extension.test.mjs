@@ -13,7 +13,7 @@ import { after, test } from "node:test";
 import { installNativeListing, LIST_INTERVAL_MS, nativeListing, PROGRESS_INTERVAL_MS, pacedProgress } from "../extension/listing.mjs";
 import { tempDir } from "./helpers/harness.mjs";
 import { encodeCwd, sessionText, writeCorpus } from "./helpers/pi-corpus.mjs";
-import { periodStarts } from "../extension/usage.mjs";
+import { lastDays, periodStarts, usageData } from "../extension/usage.mjs";
 import { checkFiles, doctorFiles, doctorNotice } from "../extension/doctor.mjs";
 import { formatTokens } from "../extension/usage-view.mjs";
 import { ours } from "./helpers/ours.mjs";
@@ -327,6 +327,41 @@ test("usage periods: today, the ISO week's Monday and the month's first day, in 
 	assert.deepEqual(periodStarts(new Date("2026-03-01T03:00:00Z"), "Asia/Tokyo"), { today: "2026-03-01", week: "2026-02-23", month: "2026-03-01" });
 });
 
+test("usage chart days: the last 30 local dates to today, oldest first, across months, years and clock changes", () => {
+	const days = lastDays("2026-03-10", 30);
+	assert.equal(days.length, 30);
+	assert.equal(days[0], "2026-02-09");
+	assert.equal(days.at(-1), "2026-03-10");
+	assert.ok(days.includes("2026-02-28") && !days.includes("2026-02-29"));
+	assert.deepEqual(lastDays("2026-01-02", 4), ["2025-12-30", "2025-12-31", "2026-01-01", "2026-01-02"]);
+	assert.deepEqual(lastDays("2024-03-01", 2), ["2024-02-29", "2024-03-01"]);
+	// A clock change (March 29 in Europe, 23 hours long) is one date like any other.
+	assert.deepEqual(lastDays("2026-03-30", 3), ["2026-03-28", "2026-03-29", "2026-03-30"]);
+});
+
+test("usage data: the daily chart's report is one more usageReport by day over the 30 days to today, in the same zone; days without usage are zeros", async () => {
+	const calls = [];
+	const fake = async (options) => {
+		calls.push(options);
+		const rows = options.groupBy === "day" && options.until ? [{ key: "2026-02-28", input: 1, output: 2, cacheRead: 3, cacheWrite: 4, totalTokens: 10, cost: 1.5, sessions: 2 }] : [];
+		return { rows, totals: { input: 1, output: 2, cacheRead: 3, cacheWrite: 4, totalTokens: 10, cost: rows.length ? 1.5 : 0, sessions: rows.length ? 2 : 0 } };
+	};
+	// 03:00 UTC on March 1 is still February 28 in Los Angeles.
+	const data = await usageData(fake, { now: new Date("2026-03-01T03:00:00Z"), timezone: "America/Los_Angeles", sessionDir: "/sessions" });
+	const daily = calls.filter((c) => c.until !== undefined);
+	assert.equal(daily.length, 1, JSON.stringify(calls));
+	assert.deepEqual(
+		{ ...daily[0], signal: undefined, onProgress: undefined },
+		{ sessionDir: "/sessions", timezone: "America/Los_Angeles", groupBy: "day", since: "2026-01-30", until: "2026-02-28", signal: undefined, onProgress: undefined },
+	);
+	assert.ok(calls.every((c) => c.timezone === "America/Los_Angeles"), "every report in the same zone");
+	assert.equal(data.daily.today, "2026-02-28");
+	assert.deepEqual(data.daily.rows.map((r) => r.key), lastDays("2026-02-28", 30));
+	assert.equal(data.daily.rows.at(-1).cost, 1.5, "today's row is the report's");
+	assert.deepEqual(data.daily.rows[0], { key: "2026-01-30", input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0, cost: 0, sessions: 0 });
+	assert.deepEqual(data.daily.totals, { input: 1, output: 2, cacheRead: 3, cacheWrite: 4, totalTokens: 10, cost: 1.5, sessions: 2 });
+});
+
 /** The extension's factory run against a recording stand-in for pi's ExtensionAPI. */
 async function loadExtension() {
 	const { default: piSessionNative } = await import("../extension/index.mjs");
@@ -412,7 +447,16 @@ test("/usage: registered, and shows usageReport's today, this week, this month, 
 			byModel: await usageReport({ groupBy: "model" }),
 			byProject: await usageReport({ groupBy: "project" }),
 		};
-		assert.deepEqual(data, expected);
+		const { daily, ...rest } = data;
+		assert.deepEqual(rest, expected);
+		// The chart's 30 days to today: the report's rows where there was usage, zeros elsewhere.
+		assert.equal(daily.today, starts.today);
+		assert.deepEqual(daily.rows.map((r) => r.key), lastDays(starts.today, 30));
+		const recent = await usageReport({ groupBy: "day", since: daily.rows[0].key, until: starts.today });
+		assert.deepEqual(daily.rows.filter((r) => r.sessions > 0), recent.rows);
+		assert.deepEqual(daily.totals, recent.totals);
+		for (const r of daily.rows.filter((r) => r.sessions === 0)) assert.equal(r.totalTokens + r.cost, 0, r.key);
+		assert.ok(daily.rows.at(-1).sessions >= 2, "today has the two recent sessions");
 		assert.equal(data.periods[3].totals.sessions, 77, "all 75 + 2 sessions");
 		assert.ok(data.periods[0].totals.sessions >= 2, "today has the two recent sessions");
 		assert.equal(data.byProject.rows.length, 3);

@@ -3,7 +3,8 @@
 // published, with this package as `pi -e <package dir>`, and installed with `pi install <dir>`,
 // from this repository, from the tarballs in npm's layout and from a checkout whose
 // devDependencies put a copy of pi of its own beside it; a copy of the package without its
-// .node leaves pi working, with one notice; /usage renders, with usageReport's all-time total.
+// .node leaves pi working, with one notice; /usage renders, with usageReport's all-time total
+// and the last 30 days' chart of daily cost.
 //
 // That the package answered is seen from outside: PI_SESSION_NATIVE_CACHE_DIR makes this
 // package's listing (and nothing of pi's) write its cache file there.
@@ -21,8 +22,9 @@ import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 import { createRequire } from "node:module";
-import { encodeCwd, writeCorpus } from "./helpers/pi-corpus.mjs";
+import { encodeCwd, sessionText, writeCorpus } from "./helpers/pi-corpus.mjs";
 import { layoutsUnavailable, packageIn as layoutFolder } from "./helpers/pi-layouts.mjs";
+import { lastDays } from "../extension/usage.mjs";
 import { formatCost, formatTokens } from "../extension/usage-view.mjs";
 import { closePicker, NODE22, PI_CLI, PiWindow, readPicker, REPO_ROOT, tmuxUnavailable } from "./helpers/pi-tmux.mjs";
 import { skipForMissingTool } from "./helpers/tools.mjs";
@@ -202,11 +204,60 @@ test("without its native addon: pi lists as published, and says so once", { skip
 	win.stop();
 });
 
-test("/usage: pi shows usage across sessions; its all-time total is usageReport's", { skip }, async () => {
+/** `YYYY-MM-DD` of a time in the local zone (pi's, and /usage's). */
+const localDate = (ms) => {
+	const d = new Date(ms);
+	return `${d.getFullYear()}-${String(d.getMonth() + 1).padStart(2, "0")}-${String(d.getDate()).padStart(2, "0")}`;
+};
+
+test("/usage: pi shows usage across sessions, the last 30 days as a chart of daily cost, today's bar marked; its all-time total is usageReport's", { skip }, async () => {
 	const w = world("usage");
+	// On top of the 2023 corpus (which cost nothing): sessions of the last 30 days that cost
+	// $4 (3 days ago, the costliest), $1 (12 days ago) and $2 (today, in two replies).
+	const now = Date.now();
+	const today = localDate(now);
+	const days = lastDays(today, 30);
+	const folder = path.join(w.agentDir, "sessions", encodeCwd(w.cwd));
+	const spent = [
+		[26, 1, 4],
+		[17, 1, 1],
+		[29, 2, 1],
+	];
+	for (const [day, turns, cost] of spent) {
+		const [y, m, d] = days[day].split("-").map(Number);
+		// Local noon of the day; today, a minute ago (and after midnight).
+		const startMs = day === 29 ? Math.max(new Date(y, m - 1, d, 0, 0, 1).getTime(), now - 60e3) : new Date(y, m - 1, d, 12).getTime();
+		const id = `0199ffff-0000-7000-8000-${String(day).padStart(12, "0")}`;
+		const file = path.join(folder, `${new Date(startMs).toISOString().replace(/[:.]/g, "-")}_${id}.jsonl`);
+		fs.writeFileSync(file, sessionText({ id, cwd: w.cwd, startMs, turns, title: `spent on ${days[day]}`, cost }));
+	}
 	const win = await startPi(w, ["-e", REPO_ROOT]);
 	await win.command("/usage");
 	const screen = await win.waitFor((s) => (/^all time\s/m.test(s) && /tab by model/.test(s) ? s : null), { what: "the /usage view" });
+	// The chart, above the tables: 30 days of a gap and a two-column bar at pi's 200 columns,
+	// six lines of eighths, scaled to the $4 day.
+	const lines = screen.split("\n");
+	const title = lines.indexOf("Daily cost, last 30 days");
+	assert.ok(title !== -1 && title < lines.findIndex((l) => /^period\s/.test(l)), screen);
+	assert.match(lines[title + 1], /^ \$4\.00 ┤/, screen);
+	const axis = lines[title + 7];
+	assert.match(axis, /^ +\$0 └─{90}$/, screen);
+	const first = axis.indexOf("└") + 2;
+	const eighths = ["▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"];
+	const heights = days.map((_, i) =>
+		lines.slice(title + 1, title + 7).reduce((sum, line) => {
+			const ch = line[first + 3 * i] ?? " ";
+			return sum + (ch === " " ? 0 : eighths.indexOf(ch) + 1);
+		}, 0),
+	);
+	const expected = days.map(() => 0);
+	Object.assign(expected, { 26: 48, 17: 12, 29: 24 });
+	assert.deepEqual(heights, expected, screen);
+	// Today's bar, the last, marked under it with its cost.
+	const under = lines[title + 8];
+	assert.equal(under.indexOf("▲"), first + 3 * 29, screen);
+	assert.match(under, /today \$2\.00 ▲$/);
+	assert.equal(under.indexOf(days[0].slice(5)), first, "the first day's date under its bar");
 	const saved = process.env.PI_CODING_AGENT_DIR;
 	process.env.PI_CODING_AGENT_DIR = w.agentDir;
 	let report;
@@ -216,8 +267,9 @@ test("/usage: pi shows usage across sessions; its all-time total is usageReport'
 		if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR;
 		else process.env.PI_CODING_AGENT_DIR = saved;
 	}
-	assert.equal(report.totals.sessions, FOLDERS * PER_FOLDER);
+	assert.equal(report.totals.sessions, FOLDERS * PER_FOLDER + spent.length);
 	const t = report.totals;
+	assert.equal(t.cost, 4 + 1 + 2 * 1);
 	const allTime = screen.split("\n").find((l) => /^all time\s/.test(l));
 	assert.deepEqual(
 		allTime.split(/\s{2,}/),

@@ -1,11 +1,13 @@
-// The screen of /usage: usage across sessions (today, this week, this month, all time; by
-// model and by project), drawn with pi's TUI components from the `{ rows, totals }` reports
-// of this package's usageReport (issue 12), gathered by usage.mjs; this module computes
-// nothing itself. extension/index.mjs registers it as /usage.
+// The screen of /usage: usage across sessions (the daily cost of the last 30 days as a bar
+// chart; today, this week, this month, all time; by model and by project), drawn with pi's
+// TUI components from the `{ rows, totals }` reports of this package's usageReport (issue
+// 12), gathered by usage.mjs; this module computes nothing itself beyond the layout.
+// extension/index.mjs registers it as /usage.
 //
 // A report is `{ rows, totals }`; each row `{ key, input, output, cacheRead, cacheWrite,
 // totalTokens, cost, sessions }` and `totals` the same fields without `key`.
-// `UsageView` takes `{ periods: [{ label, totals }], byModel: report, byProject: report }`.
+// `UsageView` takes `{ periods: [{ label, totals }], daily: { today, rows, totals },
+// byModel: report, byProject: report }` (daily's rows one per day, oldest first).
 import { matchesKey, truncateToWidth, visibleWidth } from "@earendil-works/pi-tui";
 
 /** 1234 -> "1,234"; 1234567 -> "1.23M" (token counts). */
@@ -66,6 +68,71 @@ export function tableLines({ labelTitle, rows, total, width, style = (_kind, tex
 	return out;
 }
 
+// Vertical bars in eighths of a line.
+const BLOCKS = ["", "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"];
+const CHART_HEIGHT = 6;
+const FEWEST_DAYS = 7;
+
+/**
+ * The daily chart: one bar per day (`daily.rows`, oldest first) scaled to the costliest
+ * day shown, the y-axis labelled with that cost and $0, today's bar (`daily.today`) marked
+ * under it. Narrower screens give each day fewer columns (3, 2, then 1), then show only
+ * the last days; fewer than a week: no chart ([]). A cost that is not a finite number
+ * has no bar. `style(kind, text)`: "header", "bar", "today", "axis". Lines no wider than
+ * `width`.
+ */
+export function chartLines({ daily, width, height = CHART_HEIGHT, style = (_kind, text) => text }) {
+	const finite = (r) => (Number.isFinite(r.cost) ? r.cost : 0);
+	const widest = Math.max(6, visibleWidth(formatCost(daily.rows.reduce((m, r) => Math.max(m, finite(r)), 0))));
+	const room = width - widest - 2;
+	const perDay = Math.min(3, Math.floor(room / Math.max(1, daily.rows.length)));
+	const rows = perDay >= 1 ? daily.rows : room > 0 ? daily.rows.slice(-room) : [];
+	if (rows.length === 0 || rows.length < Math.min(FEWEST_DAYS, daily.rows.length)) return [];
+	// A gap of one column between bars when a day has two or three.
+	const gap = perDay >= 2 ? 1 : 0;
+	const barWidth = Math.max(1, perDay - gap);
+	const most = rows.reduce((m, r) => Math.max(m, finite(r)), 0);
+	const levels = rows.map((r) => {
+		if (!(most > 0) || !Number.isFinite(r.cost) || r.cost <= 0) return 0;
+		return Math.max(1, Math.round((r.cost / most) * height * 8));
+	});
+	const kindOf = (r) => (r.key === daily.today ? "today" : "bar");
+	const axis = (text) => style("axis", text);
+	const lines = [truncateToWidth(style("header", `Daily cost, last ${rows.length} days`), width, "")];
+	for (let line = 0; line < height; line++) {
+		const floor = (height - 1 - line) * 8;
+		const label = line === 0 ? padStart(formatCost(most), widest) : " ".repeat(widest);
+		let text = `${style("header", label)} ${axis(line === 0 ? "┤" : "│")}`;
+		rows.forEach((r, i) => {
+			const fill = Math.max(0, Math.min(8, levels[i] - floor));
+			const cell = fill === 0 ? " ".repeat(barWidth) : BLOCKS[fill].repeat(barWidth);
+			text += " ".repeat(gap) + (fill === 0 ? cell : style(kindOf(r), cell));
+		});
+		lines.push(truncateToWidth(text, width, ""));
+	}
+	lines.push(truncateToWidth(`${style("header", padStart("$0", widest))} ${axis(`└${"─".repeat(rows.length * (gap + barWidth))}`)}`, width, ""));
+	// Under the bars: the first day's date at its bar, and a marker under today's.
+	const column = (i) => i * (gap + barWidth) + gap;
+	const marks = [{ at: column(0), text: rows[0].key.slice(5), kind: "header" }];
+	const todayAt = rows.findIndex((r) => r.key === daily.today);
+	if (todayAt !== -1) {
+		const label = `today ${formatCost(rows[todayAt].cost)} `;
+		const at = column(todayAt);
+		const mark = at >= label.length ? { at: at - label.length, text: `${label}▲`, kind: "today" } : { at, text: `▲ ${label.trimEnd()}`, kind: "today" };
+		// The date gives way to the marker when they would meet.
+		if (mark.at <= marks[0].at + marks[0].text.length) marks.length = 0;
+		marks.push(mark);
+	}
+	let under = " ".repeat(widest + 2);
+	let used = 0;
+	for (const m of marks) {
+		under += " ".repeat(Math.max(0, m.at - used)) + style(m.kind, m.text);
+		used = Math.max(used, m.at) + m.text.length;
+	}
+	lines.push(truncateToWidth(under, width, ""));
+	return lines;
+}
+
 const VIEWS = [
 	{ id: "model", title: "By model", labelTitle: "model", report: (data) => data.byModel },
 	{ id: "project", title: "By project", labelTitle: "project", report: (data) => data.byProject },
@@ -96,6 +163,9 @@ export class UsageView {
 		if (kind === "total") return t.bold(text);
 		if (kind === "dim") return t.fg("dim", text);
 		if (kind === "title") return t.fg("accent", t.bold(text));
+		if (kind === "bar") return t.fg("accent", text);
+		if (kind === "today") return t.fg("success", text);
+		if (kind === "axis") return t.fg("dim", text);
 		return text;
 	}
 
@@ -135,9 +205,11 @@ export class UsageView {
 		const rows = report.rows.slice(this.offset, this.offset + this.maxRows).map((r) => ({ ...r, label: r.key }));
 		const more = report.rows.length > this.maxRows ? ` (${this.offset + 1}-${this.offset + rows.length} of ${report.rows.length})` : "";
 		const tabs = VIEWS.map((v, i) => (i === this.view ? style("title", v.title) : style("header", v.title))).join(style("header", " | "));
+		const chart = this.data.daily ? chartLines({ daily: this.data.daily, width, style }) : [];
 		return [
 			truncateToWidth(style("title", "Usage across sessions"), width, ""),
 			"",
+			...(chart.length > 0 ? [...chart, ""] : []),
 			...tableLines({ labelTitle: "period", rows: this.data.periods.map((p) => ({ ...p.totals, label: p.label })), total: null, width, style }),
 			"",
 			truncateToWidth(`${tabs}${style("header", more)}`, width, ""),

@@ -13,8 +13,8 @@ export function encodeCwd(cwd) {
 	return `--${path.resolve(cwd).replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
 }
 
-/** One session file's text: header, `turns` user/assistant pairs, maybe a name. */
-export function sessionText({ id, cwd, startMs, turns, title, name, parentSession }) {
+/** One session file's text: header, `turns` user/assistant pairs (each reply costing `cost` dollars), maybe a name. */
+export function sessionText({ id, cwd, startMs, turns, title, name, parentSession, cost = 0 }) {
 	const iso = (ms) => new Date(ms).toISOString();
 	const out = [J({ type: "session", version: 3, id, timestamp: iso(startMs), cwd, ...(parentSession ? { parentSession } : {}) })];
 	let parentId = null;
@@ -35,7 +35,7 @@ export function sessionText({ id, cwd, startMs, turns, title, name, parentSessio
 					content: [{ type: "text", text: `answer ${t} to ${title}` }],
 					provider: "test-provider",
 					model: "test-model",
-					usage: { input: 100 + t, output: 20 + t, cacheRead: 0, cacheWrite: 0, totalTokens: 120 + 2 * t, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } },
+					usage: { input: 100 + t, output: 20 + t, cacheRead: 0, cacheWrite: 0, totalTokens: 120 + 2 * t, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: cost } },
 					stopReason: "stop",
 					timestamp: at + 1000,
 				},

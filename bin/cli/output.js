@@ -36,6 +36,27 @@ function painter(stream = process.stdout) {
   };
 }
 
+/**
+ * Charts (bars beside a table) go to a terminal only: a pipe or a file gets the
+ * table alone, whatever the colour settings.
+ */
+function chartsEnabled(stream = process.stdout) {
+  return Boolean(stream.isTTY);
+}
+
+const EIGHTHS = ['', '▏', '▎', '▍', '▌', '▋', '▊', '▉'];
+
+/**
+ * A horizontal bar of `fraction` (0 to 1) of `width` columns, to an eighth of a
+ * column: '' for nothing, a negative or a non-finite fraction; at least an
+ * eighth for any positive one.
+ */
+function hbar(fraction, width) {
+  if (!Number.isFinite(fraction) || fraction <= 0 || !(width > 0)) return '';
+  const eighths = Math.max(1, Math.round(Math.min(fraction, 1) * width * 8));
+  return '█'.repeat(Math.floor(eighths / 8)) + EIGHTHS[eighths % 8];
+}
+
 /** Columns to fit: COLUMNS, else the terminal's width, else no limit (a pipe). */
 function outputWidth(stream = process.stdout) {
   const fromEnv = Number.parseInt(process.env.COLUMNS ?? '', 10);
@@ -300,6 +321,8 @@ module.exports = {
   intOption,
   usageError,
   colourEnabled,
+  chartsEnabled,
+  hbar,
   painter,
   outputWidth,
   widestFlex,

@@ -49,7 +49,13 @@ function sessionStats(file) {
   return { stats, text };
 }
 
-function reportTable(report, groupBy) {
+// A bar of cost beside each row of a report by day, week or month, on a terminal:
+// this many columns at most, and none when fewer fit beside the table.
+const TIME_GROUPS = ['day', 'week', 'month'];
+const BAR_MIN = 10;
+const BAR_MAX = 40;
+
+function reportTable(report, groupBy, { bars = false, width = out.outputWidth(), paint = out.painter() } = {}) {
   const columns = [
     { title: groupBy.toUpperCase(), flex: true, colour: groupBy === 'model' || groupBy === 'project' ? 'blue' : undefined },
     { title: 'INPUT', align: 'right' },
@@ -70,7 +76,26 @@ function reportTable(report, groupBy) {
     dollars(r.cost),
     String(r.sessions),
   ];
-  return out.table([...report.rows.map((r) => cells(r.key, r)), cells('total', report.totals)], columns);
+  const rows = [...report.rows.map((r) => cells(r.key, r)), cells('total', report.totals)];
+  const text = out.table(rows, columns, { width, paint });
+  if (!bars || !TIME_GROUPS.includes(groupBy)) return text;
+  // The bars take what the whole table leaves: they go before any of it is cut.
+  let tableWidth = 2 * (columns.length - 1);
+  columns.forEach((c, i) => {
+    tableWidth += rows.reduce((w, row) => Math.max(w, out.displayWidth(row[i])), out.displayWidth(c.title));
+  });
+  const barWidth = Math.min(BAR_MAX, width - tableWidth - 2);
+  if (!(barWidth >= BAR_MIN)) return text;
+  // Scaled to the row that cost most; a cost that is not a number has no bar.
+  const most = report.rows.reduce((m, r) => (Number.isFinite(r.cost) && r.cost > m ? r.cost : m), 0);
+  if (most <= 0) return text;
+  const lines = text.split('\n');
+  // Every line of the table is as wide as the next: its last column is aligned right.
+  report.rows.forEach((r, i) => {
+    const bar = out.hbar(r.cost / most, barWidth);
+    if (bar) lines[i + 1] += `  ${paint.green(bar)}`;
+  });
+  return lines.join('\n');
 }
 
 module.exports = {
@@ -79,7 +104,8 @@ module.exports = {
   details:
     'With a <session>: its totals as pi\'s /session counts them, and its cost by model.\n' +
     'Without one: usage of this project\'s sessions (--all: every project), one row per\n' +
-    '--by group (default model), entries counted at their own time in --tz.',
+    '--by group (default model), entries counted at their own time in --tz. On a terminal,\n' +
+    'a report by day, week or month draws each row\'s cost as a bar beside it.',
   help: [
     ['--all', 'every project, not only the current one'],
     ['--by GROUP', 'day, week, month, model (default), project or session'],
@@ -140,7 +166,7 @@ module.exports = {
       process.stderr.write(`no usage${values.all ? '' : ' in this project (--all for every project)'}\n`);
       return 0;
     }
-    process.stdout.write(`${reportTable(report, groupBy)}\n`);
+    process.stdout.write(`${reportTable(report, groupBy, { bars: out.chartsEnabled() })}\n`);
     return 0;
   },
 };
