@@ -18,6 +18,7 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import { test } from "node:test";
 import { pathToFileURL } from "node:url";
+import { makeWorld, runCli } from "./helpers/cli.mjs";
 import { tempDir } from "./helpers/harness.mjs";
 import { baseSeed, Rng } from "./helpers/prng.mjs";
 import { REFERENCE_FILE, REPO_ROOT } from "./helpers/reference.mjs";
@@ -35,6 +36,16 @@ const MODELS = [
 	["google", "gemini-2.5-pro"],
 ];
 const GROUPS = ["day", "week", "month", "session", "model", "project"];
+const CASES = [
+	"createBranchedSession",
+	"fork into another project",
+	"fork of a fork",
+	"parent appended to after a fork",
+	"copy with changed usage",
+	"unrelated entry sharing an id",
+	"cycle of parentSession",
+	"deleted parent",
+];
 
 // The reference stamps entries with `new Date()`; a clock of our own spreads them over
 // weeks, so that days, weeks, months and since/until have something to tell apart.
@@ -146,14 +157,21 @@ class Store {
 
 	/** A fork's copied assistant line gets other usage: another call, so it counts. */
 	changeCopy() {
-		const forks = this.alive().filter((f) => this.header(f).parentSession);
-		if (forks.length === 0) return;
-		const file = this.rng.pick(forks);
-		const lines = fs.readFileSync(file, "utf8").split("\n");
-		const at = lines.findIndex((l, i) => i > 0 && l.includes('"role":"assistant"'));
-		if (at === -1) return;
+		const candidates = [];
+		for (const file of this.alive()) {
+			const parent = this.header(file).parentSession;
+			if (!parent || !fs.existsSync(parent)) continue;
+			const parentText = fs.readFileSync(parent, "utf8");
+			const lines = fs.readFileSync(file, "utf8").split("\n");
+			lines.forEach((l, at) => {
+				if (at > 0 && l.includes('"role":"assistant"') && parentText.includes(l)) candidates.push({ file, lines, at });
+			});
+		}
+		if (candidates.length === 0) return;
+		const { file, lines, at } = this.rng.pick(candidates);
 		const entry = JSON.parse(lines[at]);
-		entry.message.usage = { ...entry.message.usage, input: entry.message.usage.input + 7, cost: { ...entry.message.usage.cost, total: entry.message.usage.cost.total + 0.5 } };
+		const usage = entry.message.usage;
+		entry.message.usage = { ...usage, input: usage.input + 7, cost: { ...usage.cost, total: usage.cost.total + 0.5 } };
 		lines[at] = JSON.stringify(entry);
 		fs.writeFileSync(file, lines.join("\n"));
 		this.done.add("copy with changed usage");
@@ -180,6 +198,28 @@ class Store {
 		lines[lines.length - 1] = JSON.stringify(last);
 		fs.writeFileSync(b, `${lines.join("\n")}\n`);
 		this.done.add("unrelated entry sharing an id");
+	}
+
+	appendToParent() {
+		const parents = this.alive().map((f) => this.header(f).parentSession).filter((p) => p && fs.existsSync(p));
+		if (parents.length === 0) return;
+		this.converse(RefSM.open(this.rng.pick(parents)), 1);
+		this.done.add("parent appended to after a fork");
+	}
+
+	forkOfFork() {
+		const forks = this.alive().filter((f) => this.header(f).parentSession);
+		if (forks.length === 0) return;
+		const sm = withClock(this.rng, () => RefSM.forkFrom(this.rng.pick(forks), this.rng.pick(PROJECTS)));
+		this.files.push(sm.getSessionFile());
+		this.done.add("fork of a fork");
+	}
+
+	forkElsewhere() {
+		const source = this.rng.pick(this.alive());
+		const cwd = PROJECTS.find((p) => p !== this.header(source).cwd);
+		this.files.push(withClock(this.rng, () => RefSM.forkFrom(source, cwd)).getSessionFile());
+		this.done.add("fork into another project");
 	}
 
 	deleteParent() {
@@ -327,15 +367,19 @@ test("usageReport counts each call of a forked conversation once, where it was f
 			// The first round is read cold (nothing cached); the others read what was appended.
 			await compareAll(rng, `round ${round}`);
 		}
-		// Every case the rule names happened for this seed, or the seed did not test it.
-		for (const must of ["createBranchedSession", "fork into another project", "fork of a fork", "parent appended to after a fork"]) {
-			assert.ok(store.done.has(must), `SEED=${SEED}: the random store had no ${must}`);
-		}
-		// The cases that are rare by chance are made once if the seed did not.
+		// The cases the rule names that this seed did not make by chance are made now.
+		if (!store.done.has("parent appended to after a fork")) store.appendToParent();
+		if (!store.done.has("fork of a fork")) store.forkOfFork();
+		if (!store.done.has("fork into another project")) store.forkElsewhere();
 		if (!store.done.has("copy with changed usage")) store.changeCopy();
-		if (!store.done.has("unrelated entry sharing an id")) store.shareId();
+		if (!store.done.has("copy with changed usage")) {
+			store.forkElsewhere();
+			store.changeCopy();
+		}
+		for (let i = 0; i < 50 && !store.done.has("unrelated entry sharing an id"); i++) store.shareId();
 		if (!store.done.has("cycle of parentSession")) store.cycle();
 		if (!store.done.has("deleted parent")) store.deleteParent();
+		for (const must of CASES) assert.ok(store.done.has(must), `SEED=${SEED}: the store has no ${must}`);
 		await compareAll(rng, "after the rare cases");
 		// A new process answers the same from the persistent cache (fingerprints included).
 		const script = `const m = require(${JSON.stringify(path.join(REPO_ROOT, "index.js"))});
@@ -390,4 +434,38 @@ test("a fork's own figures stay pi's; getInheritedUsage says what was copied", a
 		else process.env.PI_CODING_AGENT_DIR = saved;
 	}
 	fs.rmSync(agentDir, { recursive: true, force: true });
+});
+
+test("pi-sessions stats: a fork's line says what it inherited; --all --json totals are the API's", async () => {
+	const world = makeWorld("pi-cli-forks-");
+	const saved = process.env.PI_CODING_AGENT_DIR;
+	process.env.PI_CODING_AGENT_DIR = world.agentDir;
+	try {
+		const rng = new Rng(SEED ^ 0xc11);
+		const store = new Store(rng, world.agentDir);
+		store.newSession();
+		for (let i = 0; i < 8; i++) store.step();
+		store.newSession();
+		const parent = store.files.at(-1);
+		const fork = withClock(rng, () => RefSM.forkFrom(parent, world.project)).getSessionFile();
+		const inherited = ours.getInheritedUsage(fork);
+		const one = runCli(world, ["stats", fork]);
+		assert.equal(one.status, 0, one.stderr);
+		assert.match(one.stdout, new RegExp(`^inherited\\s+\\$${inherited.cost.toFixed(4).replace(".", "\\.")}, [\\d,]+ tokens in ${inherited.entries} calls? copied from its parent`, "m"));
+		assert.doesNotMatch(runCli(world, ["stats", parent]).stdout, /^inherited/m);
+		const json = runCli(world, ["stats", fork, "--json"]);
+		assert.deepEqual(JSON.parse(json.stdout).cost, ours.getSessionStats(fork).cost, "one session's figures stay pi's");
+		// The CLI's accounting cache is its own (inside the world); the totals are the same.
+		const all = runCli(world, ["stats", "--all", "--json", "--by", "session", "--tz", "UTC"]);
+		assert.equal(all.status, 0, all.stderr);
+		const api = await ours.usageReport({ groupBy: "session", timezone: "UTC" });
+		compareReports(JSON.parse(all.stdout), api, `CLI --all --json (SEED=${SEED})`);
+		compareReports(api, expectedReport(await RefSM.listAll(), { groupBy: "session", timezone: "UTC" }, forkOracle()), `API (SEED=${SEED})`);
+		fs.rmSync(parent);
+		assert.match(runCli(world, ["stats", fork]).stdout, /^inherited\s+unknown: its parent session is gone/m);
+	} finally {
+		if (saved === undefined) delete process.env.PI_CODING_AGENT_DIR;
+		else process.env.PI_CODING_AGENT_DIR = saved;
+		world.cleanup();
+	}
 });

@@ -1,7 +1,7 @@
 'use strict';
 const out = require('../output.js');
 const sessions = require('../sessions.js');
-const { getSessionStats, getUsageCostBreakdown, usageReport } = require('../../../index.js');
+const { getSessionStats, getUsageCostBreakdown, getInheritedUsage, usageReport } = require('../../../index.js');
 
 const GROUPS = ['day', 'week', 'month', 'model', 'project', 'session'];
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -35,6 +35,17 @@ function sessionStats(file) {
     ['total tokens', tokens(stats.tokens.total)],
     ['cost', dollars(stats.cost)],
   ];
+  // A fork's figures hold its parent's calls too (as pi's /session shows them); reports
+  // across sessions count those in the parent, so say how much that is.
+  const inherited = getInheritedUsage(file);
+  if (inherited?.parentFound) {
+    rows.push([
+      'inherited',
+      `${dollars(inherited.cost)}, ${tokens(inherited.totalTokens)} tokens in ${plural(inherited.entries, 'call')} copied from its parent (counted there across sessions)`,
+    ]);
+  } else if (inherited) {
+    rows.push(['inherited', 'unknown: its parent session is gone, so reports across sessions count all of it here']);
+  }
   // The file is never cut: it is what one copies from here.
   let text = out.table(rows, [{ title: '', colour: 'dim' }, { title: '' }], { header: false });
   const breakdown = getUsageCostBreakdown(file);
@@ -102,9 +113,11 @@ module.exports = {
   usage: 'stats [<session>] [--all] [--by GROUP] [--json]',
   summary: "one session's tokens and cost, or usage across sessions",
   details:
-    'With a <session>: its totals as pi\'s /session counts them, and its cost by model.\n' +
+    'With a <session>: its totals as pi\'s /session counts them, and its cost by model\n' +
+    '(a fork: how much of it was copied from its parent).\n' +
     'Without one: usage of this project\'s sessions (--all: every project), one row per\n' +
-    '--by group (default model), entries counted at their own time in --tz. On a terminal,\n' +
+    '--by group (default model), entries counted at their own time in --tz, a fork\'s\n' +
+    'copies of its parent\'s calls counted once, in the parent. On a terminal,\n' +
     'a report by day, week or month draws each row\'s cost as a bar beside it.',
   help: [
     ['--all', 'every project, not only the current one'],
