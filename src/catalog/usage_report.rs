@@ -266,6 +266,19 @@ fn tally_of(usage: &CachedUsage) -> Option<&UsageTally> {
     usage.usage().map(|(_, tally)| tally)
 }
 
+/// The paths and tallies of `files` then `extras`, as a `Lineage` takes them.
+fn paths_and_tallies<'a>(
+    files: &'a Files,
+    extras: &'a Files,
+) -> (Vec<&'a str>, Vec<&'a UsageTally>) {
+    static EMPTY: std::sync::LazyLock<UsageTally> = std::sync::LazyLock::new(UsageTally::default);
+    files
+        .iter()
+        .chain(extras)
+        .map(|f| (&*f.0, tally_of(&f.1).unwrap_or(&EMPTY)))
+        .unzip()
+}
+
 /// Finds the file each fork's `parentSession` names: among `files` by its
 /// text, else by its real path, else read now (through `cache`) and added
 /// to the extras, whose own parents are then found the same way.
@@ -564,19 +577,7 @@ impl Corpus {
                 return report.clone();
             }
         }
-        let empty = UsageTally::default();
-        let tallies: Vec<&UsageTally> = self
-            .files
-            .iter()
-            .chain(&self.extras)
-            .map(|f| tally_of(&f.1).unwrap_or(&empty))
-            .collect();
-        let paths: Vec<&str> = self
-            .files
-            .iter()
-            .chain(&self.extras)
-            .map(|f| &*f.0)
-            .collect();
+        let (paths, tallies) = paths_and_tallies(&self.files, &self.extras);
         let mut lineage = Lineage::new(&paths, &tallies, &self.parents);
         let in_scope: Vec<usize> = (0..self.files.len())
             .filter(|&i| cwds.is_none_or(|c| c.contains(&tallies[i].cwd)))
@@ -623,13 +624,7 @@ pub fn inherited(cache: &SummaryCache, path: &std::path::Path) -> Option<Inherit
     let parent = tally_of(&usage)?.parent.clone()?;
     let files = vec![(Arc::from(path.to_string_lossy()), usage)];
     let (extras, parents) = find_parents(cache, &files);
-    let empty = UsageTally::default();
-    let tallies: Vec<&UsageTally> = files
-        .iter()
-        .chain(&extras)
-        .map(|f| tally_of(&f.1).unwrap_or(&empty))
-        .collect();
-    let paths: Vec<&str> = files.iter().chain(&extras).map(|f| &*f.0).collect();
+    let (paths, tallies) = paths_and_tallies(&files, &extras);
     let found = Lineage::new(&paths, &tallies, &parents).inherited(0);
     Some(Inherited {
         parent,
