@@ -109,7 +109,11 @@ function switchPi(pi) {
 		}
 	};
 	globalThis[LOADED] = () => {
-		if (!found && !failed) say(`pi's SessionManager class was not found in ${pi.root}, so pi runs on its own sessions.`);
+		if (found || failed) return;
+		// A class that turned up later (a module pi imports on demand) stays pi's own: the
+		// sessions made so far were.
+		failed = true;
+		say(`pi's SessionManager class was not found in ${pi.root}, so pi runs on its own sessions.`);
 	};
 	nodeModule().registerHooks({
 		load(url, context, nextLoad) {

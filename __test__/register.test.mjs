@@ -185,3 +185,14 @@ test("pi-native runs the pi found on PATH, with the hook; without a pi it says h
 	assert.equal(none.status, 1);
 	assert.match(none.stderr, /^pi-native: pi was not found .*npm install -g @earendil-works\/pi-coding-agent/);
 });
+
+test("a class pi loads only after its main module ran stays pi's own, after the one line", { skip: typeof (await import("node:module")).registerHooks !== "function" && "module.registerHooks needs Node 22.15" }, () => {
+	const statics = ["create", "open", "continueRecent", "inMemory", "forkFrom", "findById", "list", "listAll"];
+	const late = fakePi("late", "1.6.0", {
+		"dist/session-manager.js": `export class SessionManager {\n${statics.map((n) => ` static ${n}() { return 'own'; }`).join("\n")}\n}\n`,
+		"dist/cli.js": "setTimeout(async () => {\n  const { SessionManager } = await import('./session-manager.js');\n  console.log(SessionManager.create());\n}, 10);\n",
+	});
+	const run = node(["--import", REGISTER, path.join(late, "dist", "cli.js")]);
+	assert.equal(run.stdout, "own\n");
+	assert.match(run.stderr, /^pi-session-native: pi's SessionManager class was not found in .*, so pi runs on its own sessions\.\n$/);
+});
