@@ -60,12 +60,13 @@ let native;
 test("the scenario does on pi's own class what it is meant to do", { skip }, () => {
 	pi = run("pi");
 	const types = new Set(pi.raw.files.flatMap((f) => (f.text ?? "").split("\n").filter(Boolean).map((l) => JSON.parse(l).type)));
-	for (const type of ["session", "message", "model_change", "thinking_level_change", "session_info", "label", "compaction", "branch_summary"]) {
+	for (const type of ["session", "message", "model_change", "thinking_level_change", "session_info", "label", "compaction", "branch_summary", "context_edit", "custom_message"]) {
 		assert.ok(types.has(type), `no ${type} entry was written`);
 	}
 	const main = pi.raw.files[0].text.split("\n").filter(Boolean).map((l) => JSON.parse(l));
 	assert.equal(main.filter((e) => e.type === "compaction").length, 2, "a manual and an automatic compaction");
 	assert.ok(main.some((e) => e.type === "message" && e.message.role === "toolResult" && e.message.toolName === "read"), "a read tool result");
+	assert.ok(main.some((e) => e.type === "message" && e.message.role === "bashExecution" && e.message.output === "bash out"), "a bash execution");
 	assert.ok(pi.raw.files.length >= 5, "the main session, a fork, a new session, an import, a fork of it");
 	const errors = pi.raw.log.filter((l) => l.error).map((l) => l.step);
 	assert.deepEqual(errors, ["label missing", "navigate missing", "fork missing", "import missing", "forkFrom missing"]);

@@ -1,9 +1,10 @@
 // One run of pi's own AgentSession (its SDK: createAgentSessionRuntime, with pi-ai's faux
 // provider scripting every reply) through a scenario that touches every part of the session
-// API pi uses: prompts, tool calls and results, a model and a thinking-level change, a
-// session name, labels, a manual and an automatic (overflow) compaction, /tree navigation
-// with a branch summary, a fork, a new session and a switch back, an import, errors, and
-// every file reopened at the end. Run by __test__/agent-fidelity.test.mjs, once per side:
+// API pi uses: prompts, tool calls and results, a custom message, a bash command, a model
+// and a thinking-level change, a session name, labels, a manual and an automatic (overflow,
+// with its context edits) compaction, /tree navigation with a branch summary, forks, a new
+// session and a switch back, an import, the command line's statics, errors, and every file
+// reopened at the end. Run by __test__/agent-fidelity.test.mjs, once per side:
 //
 //   node agent-scenario.mjs pi     <dir>   pi's own SessionManager class
 //   node agent-scenario.mjs native <dir>   the same class after useNativeSessions (this package)
@@ -146,6 +147,12 @@ await step("set name", () => runtime.session.setSessionName("fidelity\nscenario 
 const firstUser = runtime.session.sessionManager.getEntries().find((e) => e.type === "message" && e.message.role === "user");
 await step("label", () => runtime.session.sessionManager.appendLabelChange(firstUser.id, "start here"));
 await step("label missing", () => runtime.session.sessionManager.appendLabelChange("nope0000", "x"));
+// A custom message (an extension's sendMessage) and a bash command (pi's !command).
+await step("custom message", () => runtime.session.sendCustomMessage({ customType: "note", content: "a custom note", display: true, details: { from: "scenario" } }));
+await step("bash", async () => {
+	const result = await runtime.session.executeBash("printf 'bash out'");
+	return { output: result.output, exitCode: result.exitCode };
+});
 faux.setResponses([reply("Noted, on the second model.")]);
 await step("prompt on model 2", () => runtime.session.prompt("remember the number 42"));
 snapshot(runtime, "after model, name, label");
