@@ -117,7 +117,7 @@ async function drive(w, env) {
 	return screens;
 }
 
-test("pi -c, /tree, /resume, /fork, /resume + Enter: the same screens with the hook as on pi's own class; native only with the hook", { skip }, async () => {
+test("pi -c, /tree, /resume and Enter, /fork and Enter: the same screens with the hook as on pi's own class; native only with the hook", { skip }, async () => {
 	const own = world("own");
 	const hooked = world("hooked");
 	const expected = await drive(own, {});
