@@ -16,6 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 import { pathToFileURL } from "node:url";
+import { layoutsUnavailable, packageIn } from "./helpers/pi-layouts.mjs";
 import { REPO_ROOT } from "./helpers/reference.mjs";
 
 const require = createRequire(import.meta.url);
@@ -195,4 +196,19 @@ test("a class pi loads only after its main module ran stays pi's own, after the 
 	const run = node(["--import", REGISTER, path.join(late, "dist", "cli.js")]);
 	assert.equal(run.stdout, "own\n");
 	assert.match(run.stderr, /^pi-session-native: pi's SessionManager class was not found in .*, so pi runs on its own sessions\.\n$/);
+});
+
+test("as npm installs the package (the tarballs): pi-native and the NODE_OPTIONS line, by path or by name in its project", { skip: piSkip || layoutsUnavailable() || false }, () => {
+	const dir = packageIn("tarballs", root);
+	const project = path.dirname(path.dirname(dir));
+	const w = piWorld("tarballs-pi");
+	const piArgs = ["--no-session", "-e", probe(), "-p", "hello"];
+	const piCli = path.join(PI_ROOT, "dist", "bundle", "cli.js");
+	const viaBin = node([path.join(project, "node_modules", ".bin", "pi-native"), ...piArgs], { cwd: project, env: { ...w.env, PI_NATIVE_PI: PI_ROOT } });
+	assert.match(viaBin.stderr, /PROBE native=true\n/, viaBin.stderr);
+	for (const option of [`--require=${path.join(dir, "register.cjs")}`, "--require=pi-session-native/register", "--import=pi-session-native/register"]) {
+		const run = node([piCli, ...piArgs], { cwd: project, env: { ...w.env, NODE_OPTIONS: option } });
+		assert.match(run.stderr, /PROBE native=true\n/, `${option}: ${run.stderr}`);
+		assert.doesNotMatch(run.stderr, /pi-session-native:/);
+	}
 });
