@@ -44,10 +44,16 @@ export class PiWindow {
 		// The window outlives pi, so that a pi that exits shows why.
 		const shell = `${command}; echo "[pi exited with status $?]"; sleep 3600`;
 		win.tmux("new-session", "-d", "-s", "pi", "-x", String(width), "-y", String(height), "-c", cwd, shell);
-		await win.waitFor((screen) => ready(screen) && /\n─{20,}\n/.test(screen), {
-			timeoutMs,
-			what: "pi's start screen",
-		});
+		try {
+			await win.waitFor((screen) => ready(screen) && /\n─{20,}\n/.test(screen), {
+				timeoutMs,
+				what: "pi's start screen",
+			});
+		} catch (error) {
+			// The caller never gets the window to stop: a pi that did not start is ended here.
+			win.stop();
+			throw error;
+		}
 		return win;
 	}
 
