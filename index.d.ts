@@ -920,6 +920,21 @@ export interface SessionManager extends DisposableWhereSupported {}
 
 // ===== Beyond the reference =====
 
+/**
+ * Makes pi's own `SessionManager` class (pass the one pi runs: `import { SessionManager }
+ * from "@earendil-works/pi-coding-agent"`) answer `create`, `open`, `continueRecent`,
+ * `inMemory`, `forkFrom`, `findById`, `list` and `listAll` with this package's class, so
+ * that every manager pi makes from then on (its runtime's `newSession`, `switchSession`,
+ * `fork`, `importFromJsonl` included) is native; `instanceof` pi's class holds for them.
+ * Returns the class it was given, with its own type. Idempotent. Throws a `TypeError`
+ * (`code` `ERR_PI_SESSION_NATIVE_UNSUPPORTED`) and changes nothing if the class's session
+ * API is not the one this package implements (pi 1.6's).
+ */
+export declare function useNativeSessions<T extends Function>(PiSessionManager: T): T;
+/** Whether `useNativeSessions` has switched this class (in any copy of this package), or it is this package's own. */
+export declare function usesNativeSessions(PiSessionManager: unknown): boolean;
+
+
 export interface ListingOptions {
     /**
      * Folder where listing summaries are kept across processes, so that the next

@@ -10,6 +10,7 @@ const { checkSession, repairSession } = require('./lib/doctor.js');
 const { judgeSessionFilePublic } = require('./lib/file-guard.js');
 const { SessionSearch, searchSessions } = require('./lib/search.js');
 const { grepSessions, GREP_FIELDS, DEFAULT_GREP_FIELDS } = require('./lib/grep.js');
+const { useNativeSessions, usesNativeSessions } = require('./lib/pi-class.js');
 
 module.exports = {
   CURRENT_SESSION_VERSION,
@@ -45,4 +46,6 @@ module.exports = {
   grepSessions,
   GREP_FIELDS,
   DEFAULT_GREP_FIELDS,
+  useNativeSessions,
+  usesNativeSessions,
 };

@@ -33,5 +33,7 @@ export const {
   grepSessions,
   GREP_FIELDS,
   DEFAULT_GREP_FIELDS,
+  useNativeSessions,
+  usesNativeSessions,
 } = cjs;
 export default cjs;

@@ -278,7 +278,16 @@ test("installNativeListing on the reference's class: pi's statics answered here,
 	assert.deepEqual(Object.getOwnPropertyDescriptor(PiSessionManager, "listAll"), original.listAll);
 });
 
-test("the extension lists for the class of pi's own session manager; without one it says so, once", async () => {
+/** A stand-in for pi's class (the reference's methods, statics of its own): switching it leaves the reference's class as it is. */
+function piLikeClass() {
+	class PiSessionManager extends reference.SessionManager {}
+	for (const name of ["create", "open", "continueRecent", "inMemory", "forkFrom", "findById", "list", "listAll"]) {
+		Object.defineProperty(PiSessionManager, name, { value: reference.SessionManager[name], writable: true, configurable: true });
+	}
+	return PiSessionManager;
+}
+
+test("the extension switches the class of pi's own session manager and lists for it; without one it says so, once", async () => {
 	const { default: piSessionNative } = await import("../extension/index.mjs");
 	const handlers = new Map();
 	piSessionNative({ on: (event, handler) => handlers.set(event, handler), registerCommand() {} });
@@ -286,33 +295,52 @@ test("the extension lists for the class of pi's own session manager; without one
 	const start = (sessionManager) =>
 		handlers.get("session_start")({ type: "session_start", reason: "startup" }, { mode: "tui", hasUI: true, ui: { notify: (message) => notices.push(message) }, sessionManager });
 	const shutdown = () => handlers.get("session_shutdown")({ type: "session_shutdown" }, {});
-	const ours = (fn) => fn[Symbol.for("pi-session-native.listing")] === true;
-	const PiSessionManager = reference.SessionManager;
+	const paced = (fn) => fn[Symbol.for("pi-session-native.listing")] === true;
+	const isNative = (sm) => sm instanceof ours.SessionManager;
+	const PiSessionManager = piLikeClass();
 	const original = { list: PiSessionManager.list, listAll: PiSessionManager.listAll };
 	delete globalThis[Symbol.for("pi-session-native.classNotFoundNoticeShown")];
 
-	// pi's session manager (an instance of the reference's class): that class is answered here.
-	start(PiSessionManager.inMemory("/tmp/project"));
-	assert.ok(ours(PiSessionManager.list) && ours(PiSessionManager.listAll));
+	// pi's session manager (an instance of pi's class): that class is switched, and lists paced.
+	// (its statics make instances of the reference's class: an instance of its own is made by hand)
+	assert.ok(!isNative(PiSessionManager.inMemory("/tmp/project")));
+	start(Object.create(PiSessionManager.prototype));
+	assert.ok(paced(PiSessionManager.list) && paced(PiSessionManager.listAll));
+	assert.ok(isNative(PiSessionManager.inMemory("/tmp/project")) && isNative(PiSessionManager.create("/tmp/project", tempDir())));
+	assert.ok(PiSessionManager.inMemory("/tmp/project") instanceof PiSessionManager, "instanceof pi's class holds for the native managers");
 	shutdown();
-	assert.deepEqual({ list: PiSessionManager.list, listAll: PiSessionManager.listAll }, original, "session_shutdown puts pi's back");
+	// The listing's pacing goes at session_shutdown; the switch stays: the next session is made between the two.
+	assert.ok(!paced(PiSessionManager.list) && PiSessionManager.list !== original.list);
+	assert.ok(isNative(PiSessionManager.inMemory("/tmp/project")));
+	const switched = { create: PiSessionManager.create, list: PiSessionManager.list };
+
+	// The next session_start gets one of our managers: pi's class is found all the same, and switched once, not twice.
+	start(PiSessionManager.create("/tmp/project", tempDir()));
+	assert.ok(paced(PiSessionManager.list));
+	assert.equal(PiSessionManager.create, switched.create, "switched once");
+	shutdown();
+	assert.equal(PiSessionManager.list, switched.list);
+	assert.ok(!paced(ours.SessionManager.list) && !paced(ours.SessionManager.listAll), "this package's own class is never patched");
 
 	// An instance of a subclass (an embedder's): the class that defines the statics, which pi calls.
-	class Embedded extends PiSessionManager {}
+	const Other = piLikeClass();
+	class Embedded extends Other {}
 	start(Object.create(Embedded.prototype));
-	assert.ok(ours(PiSessionManager.listAll));
-	assert.ok(!Object.hasOwn(Embedded, "listAll"), "nothing defined on the subclass");
+	assert.ok(paced(Other.listAll) && isNative(Other.inMemory("/tmp/project")));
+	assert.ok(!Object.hasOwn(Embedded, "listAll") && !Object.hasOwn(Embedded, "create"), "nothing defined on the subclass");
 	shutdown();
-	assert.equal(PiSessionManager.listAll, original.listAll);
 	assert.deepEqual(notices, []);
 
 	// No class with list and listAll behind it: nothing patched, and one notice however often.
+	const Untouched = piLikeClass();
+	const before = { list: Untouched.list, listAll: Untouched.listAll, create: Untouched.create };
 	start({ getSessionDir: () => "/tmp" });
 	start(Object.create(null));
-	assert.deepEqual({ list: PiSessionManager.list, listAll: PiSessionManager.listAll }, original);
+	assert.deepEqual({ list: Untouched.list, listAll: Untouched.listAll, create: Untouched.create }, before);
 	assert.equal(notices.length, 1, notices.join("\n"));
-	assert.match(notices[0], /pi's SessionManager class was not found .* so \/resume lists sessions with pi's own code/);
+	assert.match(notices[0], /pi's SessionManager class was not found .* so pi's sessions and \/resume run on pi's own code/);
 	shutdown();
+	assert.ok(!isNative(reference.SessionManager.inMemory("/tmp/project")), "the reference's own class was never switched");
 });
 
 // --- /usage ----------------------------------------------------------------------------

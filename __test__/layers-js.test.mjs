@@ -1,7 +1,7 @@
 // The JavaScript layers (ARCHITECTURE.md): bin/ and extension/ are built on the package's
 // public entry only, what `require("pi-session-native")` or `import` gives a user
-// (index.js, index.mjs) and package.json, plus their own files; lib/ never reaches up into
-// them; and no module of lib/, bin/ or extension/ takes part in an import circle. Every
+// (index.js, index.mjs), the register entry (register.mjs, .cjs) and package.json, plus their
+// own files; lib/ never reaches up into them; and no module of lib/, bin/ or extension/ takes part in an import circle. Every
 // require(), import, export ... from, import() and createRequire(...)(...) is found with
 // TypeScript's parser, in whatever form, and resolved as Node resolves it.
 import assert from "node:assert/strict";
@@ -15,7 +15,7 @@ import { REPO_ROOT } from "./helpers/reference.mjs";
 const require = createRequire(import.meta.url);
 const ts = require("typescript");
 
-const PUBLIC = new Set(["index.js", "index.mjs", "package.json"]);
+const PUBLIC = new Set(["index.js", "index.mjs", "register.mjs", "register.cjs", "package.json"]);
 const LAYERS = ["lib", "bin", "extension"];
 const BUILTINS = new Set(builtinModules);
 const PACKAGE_NAME = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")).name;
@@ -84,6 +84,7 @@ function specifiers(root, file) {
 function resolve(root, spec, file, esm) {
 	if (spec.startsWith("node:") || BUILTINS.has(spec)) return null;
 	if (spec === PACKAGE_NAME) return path.join(root, esm ? "index.mjs" : "index.js");
+	if (spec === `${PACKAGE_NAME}/register`) return path.join(root, esm ? "register.mjs" : "register.cjs");
 	if (spec.startsWith(`${PACKAGE_NAME}/`)) return path.join(root, spec.slice(PACKAGE_NAME.length + 1));
 	if (!spec.startsWith(".") && !path.isAbsolute(spec)) return null;
 	const target = path.resolve(path.dirname(file), spec);

@@ -1,7 +1,11 @@
-// The pi extension of pi-session-native: pi's own /resume (current folder and
-// All) lists sessions through this package. pi's picker, rows and order stay
-// pi's; only SessionManager.list/listAll are answered natively, from
-// session_start to session_shutdown (which also comes before /reload).
+// The pi extension of pi-session-native: from the first session_start on, pi's own
+// SessionManager class answers every static that makes or lists managers with this
+// package's class (useNativeSessions), so every session pi opens after its start
+// (/resume, /new, /fork, /tree, /grep then Enter) runs on the native core; the session pi
+// started with needs the register hook (pi-native). pi's own /resume (current folder and
+// All) lists through this package, its progress paced for pi's picker, from
+// session_start to session_shutdown (which also comes before /reload). pi's picker,
+// rows and order stay pi's.
 // /usage shows usage across sessions (usageReport) with pi's TUI components;
 // /doctor checks session files (checkSession) and says what is wrong.
 // /grep finds the messages that match (grepSessions) and can resume their session.
@@ -27,6 +31,7 @@ const requireNode = createRequire(import.meta.url);
 // Once per process, whatever the number of reloads and session switches.
 const NOTICE_SHOWN = Symbol.for("pi-session-native.loadFailureNoticeShown");
 const CLASS_NOTICE_SHOWN = Symbol.for("pi-session-native.classNotFoundNoticeShown");
+const SWITCH_NOTICE_SHOWN = Symbol.for("pi-session-native.switchFailedNoticeShown");
 
 function loadPackage() {
   try {
@@ -54,13 +59,12 @@ export default function piSessionNative(pi) {
   let restore = null;
 
   pi.on("session_start", (_event, ctx) => {
-    if (ctx.mode !== "tui" || restore) return;
     const { pkg, error } = loadPackage();
     if (error) {
       if (ctx.hasUI && !globalThis[NOTICE_SHOWN]) {
         globalThis[NOTICE_SHOWN] = true;
         ctx.ui.notify(
-          `pi-session-native: its native addon did not load (${firstSentence(error)}), so /resume lists sessions with pi's own code.`,
+          `pi-session-native: its native addon did not load (${firstSentence(error)}), so pi's sessions and /resume run on pi's own code.`,
           "warning",
         );
       }
@@ -72,13 +76,26 @@ export default function piSessionNative(pi) {
       if (ctx.hasUI && !globalThis[CLASS_NOTICE_SHOWN]) {
         globalThis[CLASS_NOTICE_SHOWN] = true;
         ctx.ui.notify(
-          "pi-session-native: pi's SessionManager class was not found (ctx.sessionManager has no class with static list and listAll), so /resume lists sessions with pi's own code.",
+          "pi-session-native: pi's SessionManager class was not found (ctx.sessionManager has no class with static list and listAll), so pi's sessions and /resume run on pi's own code.",
           "warning",
         );
       }
       return;
     }
-    restore = installNativeListing(PiSessionManager, pkg.SessionManager);
+    // Every session pi opens from now on (/resume, /new, /fork, /tree, /grep) is native. Once
+    // per class: a class the register hook (or an earlier session_start) switched is left as it is.
+    if (!pkg.usesNativeSessions(PiSessionManager)) {
+      try {
+        pkg.useNativeSessions(PiSessionManager);
+      } catch (failure) {
+        if (ctx.hasUI && !globalThis[SWITCH_NOTICE_SHOWN]) {
+          globalThis[SWITCH_NOTICE_SHOWN] = true;
+          ctx.ui.notify(`${firstSentence(failure)}; pi's sessions run on pi's own code.`, "warning");
+        }
+      }
+    }
+    // /resume's listing, paced for pi's picker, while this session lasts.
+    if (ctx.mode === "tui" && !restore) restore = installNativeListing(PiSessionManager, pkg.SessionManager);
   });
 
   pi.registerCommand("usage", {

@@ -15,6 +15,10 @@ const COST_FACTOR = 4;
 // Marks the functions installed here, so that a second copy of the extension
 // (installed and also given with -e) leaves the first one's in place.
 const INSTALLED = Symbol.for("pi-session-native.listing");
+// Set by the package's useNativeSessions: on its own class (every copy), and on globalThis
+// the pi class it switched last.
+const NATIVE_CLASS = Symbol.for("pi-session-native.nativeClass");
+const PI_CLASS = Symbol.for("pi-session-native.piSessionManager");
 
 /**
  * Wraps a listing's `onProgress(loaded, total, partialSessions?)`. pi's picker
@@ -160,6 +164,9 @@ export function nativeListing(nativeManager, options) {
  */
 export function piSessionManagerClass(sessionManager) {
   let candidate = sessionManager == null ? undefined : Object.getPrototypeOf(sessionManager)?.constructor;
+  // A manager of this package's class (any copy of it): pi's statics were switched (by the
+  // register hook, or at an earlier session_start), and pi's class is the one switched last.
+  if (candidate?.[NATIVE_CLASS]) candidate = globalThis[PI_CLASS];
   while (typeof candidate === "function" && candidate !== Function.prototype) {
     if (Object.hasOwn(candidate, "list") || Object.hasOwn(candidate, "listAll")) {
       return typeof candidate.list === "function" && typeof candidate.listAll === "function" ? candidate : undefined;

@@ -26,27 +26,34 @@ export function tmuxUnavailable() {
 const quote = (s) => `'${String(s).replace(/'/g, `'\\''`)}'`;
 export class PiWindow {
 	/**
-	 * Starts `pi <args>` in `cwd` with PI_CODING_AGENT_DIR=agentDir, offline, HOME=home
-	 * (a temp dir: nothing of the machine's user settings reaches pi). Resolves once pi's
-	 * editor is up.
+	 * Starts `pi <args>` (`cli`: pi's unbundled dist/cli.js unless given) in `cwd` with
+	 * PI_CODING_AGENT_DIR=agentDir, offline, HOME=home (a temp dir: nothing of the machine's
+	 * user settings reaches pi). Resolves once pi's editor is up and `ready(screen)` (by
+	 * default: pi's version is on screen, as on a new session's start).
 	 */
-	static async start({ cwd, agentDir, home, args = [], env = {}, width = 200, height = 50, timeoutMs = 120_000 }) {
+	static async start({ cwd, agentDir, home, args = [], env = {}, width = 200, height = 50, timeoutMs = 120_000, cli = PI_CLI, ready = (screen) => /v\d+\.\d+\.\d+/.test(screen) }) {
 		const win = new PiWindow(fs.mkdtempSync(path.join(os.tmpdir(), "pi-tmux-")));
 		const vars = { HOME: home, PI_CODING_AGENT_DIR: agentDir, PI_OFFLINE: "1", PI_SKIP_VERSION_CHECK: "1", ...env };
 		const command = [
 			"env",
 			...Object.entries(vars).map(([k, v]) => quote(`${k}=${v}`)),
 			quote(NODE22),
-			quote(PI_CLI),
+			quote(cli),
 			...args.map(quote),
 		].join(" ");
 		// The window outlives pi, so that a pi that exits shows why.
 		const shell = `${command}; echo "[pi exited with status $?]"; sleep 3600`;
 		win.tmux("new-session", "-d", "-s", "pi", "-x", String(width), "-y", String(height), "-c", cwd, shell);
-		await win.waitFor((screen) => /v\d+\.\d+\.\d+/.test(screen) && /\n─{20,}\n/.test(screen), {
-			timeoutMs,
-			what: "pi's start screen",
-		});
+		try {
+			await win.waitFor((screen) => ready(screen) && /\n─{20,}\n/.test(screen), {
+				timeoutMs,
+				what: "pi's start screen",
+			});
+		} catch (error) {
+			// The caller never gets the window to stop: a pi that did not start is ended here.
+			win.stop();
+			throw error;
+		}
 		return win;
 	}
 
