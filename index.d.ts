@@ -1090,7 +1090,7 @@ export interface InheritedUsage extends Omit<UsageReportTotals, "sessions"> {
 /**
  * How much of a session's usage (as `getSessionStats` counts it) is copied from its
  * parent session; `null` for a session that is no fork. Reports across sessions count
- * that part in the parent.
+ * that part in the parent. Throws Node's error for a path that cannot be read.
  */
 export declare function getInheritedUsage(sessionPath: string): InheritedUsage | null;
 /** What `checkSession` found wrong with one line (or with the file, `line` 0). */

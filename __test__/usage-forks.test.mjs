@@ -426,6 +426,7 @@ test("a fork's own figures stay pi's; getInheritedUsage says what was copied", a
 		assert.ok(Math.abs(row(fork.getSessionFile()).cost - (forkStats.cost - inherited.cost)) < 1e-9);
 		assert.ok(Math.abs(row(parent).cost - parentStats.cost) < 1e-9);
 		assert.equal(ours.getInheritedUsage(parent), null, "a session that is no fork");
+		assert.throws(() => ours.getInheritedUsage(path.join(agentDir, "missing.jsonl")), { code: "ENOENT" });
 		fs.rmSync(parent);
 		const orphan = ours.getInheritedUsage(fork.getSessionFile());
 		assert.deepEqual([orphan.parentFound, orphan.entries, orphan.cost], [false, 0, 0]);

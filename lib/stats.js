@@ -216,6 +216,8 @@ async function usageReport(options = {}) {
  */
 function getInheritedUsage(sessionPath) {
   const file = paths.resolvePath(sessionPath);
+  // A path that cannot be read is an error, as for getSessionStats, not "no fork".
+  fs.closeSync(fs.openSync(file, 'r'));
   listing.applyCacheDir();
   const found = native.inheritedUsage(file);
   if (found === null) return null;
