@@ -492,6 +492,41 @@ impl NativeSession {
         Ok(parts)
     }
 
+    /// `[asciiSkeletons, otherSkeletons, mask, cuts]`: see `Session::skeletons`.
+    #[napi(catch_unwind)]
+    pub fn skeletons<'env>(
+        &self,
+        env: &'env Env,
+        positions: Uint32Array,
+        threshold: u32,
+    ) -> Result<Array<'env>> {
+        let split = self
+            .inner()
+            .skeletons(&positions, threshold as usize)
+            .map_err(to_napi)?;
+        let mut parts = env.create_array(4)?;
+        parts.set(0, env.create_string_latin1(&split.ascii)?)?;
+        parts.set(1, js_string(env, split.other)?)?;
+        parts.set(2, Uint8Array::from(split.mask))?;
+        parts.set(3, Uint8Array::from(split.cuts))?;
+        Ok(parts)
+    }
+
+    /// The JSON text of one value `skeletons` cut: see `Session::cut_value`.
+    #[napi(catch_unwind)]
+    pub fn cut_value<'env>(
+        &self,
+        env: &'env Env,
+        position: u32,
+        slot: u32,
+    ) -> Result<JsString<'env>> {
+        let text = self
+            .inner()
+            .cut_value(position, slot as u8)
+            .map_err(to_napi)?;
+        js_string(env, text)
+    }
+
     #[napi(catch_unwind)]
     pub fn header_position(&self) -> i64 {
         opt_pos(self.inner().index.header())

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use crate::format::entry::{read_line, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY};
 use crate::format::json::{self, JsValue};
 use crate::format::json_text;
+use crate::format::lazy;
 use crate::format::migrate::{self, MigrateError};
 use crate::parallel;
 use assembly::Assembly;
@@ -122,6 +123,9 @@ pub struct SplitLines {
     pub other: Vec<u8>,
     /// 1 where the line went to `ascii`.
     pub mask: Vec<u8>,
+    /// Per line, the slots (`format::lazy::SLOTS`) of the values cut from it
+    /// (`Session::skeletons`); empty for whole lines.
+    pub cuts: Vec<u8>,
 }
 
 pub enum HeaderScan {
@@ -380,7 +384,64 @@ impl Session {
         })?;
         ascii.push(b']');
         other.push(b']');
-        Ok(SplitLines { ascii, other, mask })
+        Ok(SplitLines {
+            ascii,
+            other,
+            mask,
+            cuts: Vec::new(),
+        })
+    }
+
+    /// `lines_split` of the lines' skeletons: each value `format::lazy` finds
+    /// heavy and longer than `threshold` bytes replaced by `0`, its slot in
+    /// `cuts`. The values are read later, one at a time, by `cut_value`.
+    pub fn skeletons(
+        &self,
+        positions: &[u32],
+        threshold: usize,
+    ) -> Result<SplitLines, SessionError> {
+        let mut ascii = vec![b'['];
+        let mut other = vec![b'['];
+        let mut mask = Vec::with_capacity(positions.len());
+        let mut slots = Vec::with_capacity(positions.len());
+        let mut skeleton = Vec::new();
+        self.each_line(positions, |line| {
+            let cuts = lazy::cuts(line, threshold);
+            let text: &[u8] = if cuts.is_empty() {
+                line
+            } else {
+                skeleton.clear();
+                lazy::write_skeleton(line, &cuts, &mut skeleton);
+                &skeleton
+            };
+            let is_ascii = text.is_ascii();
+            let out = if is_ascii { &mut ascii } else { &mut other };
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            out.extend_from_slice(text);
+            mask.push(is_ascii as u8);
+            slots.push(lazy::mask(&cuts));
+        })?;
+        ascii.push(b']');
+        other.push(b']');
+        Ok(SplitLines {
+            ascii,
+            other,
+            mask,
+            cuts: slots,
+        })
+    }
+
+    /// The JSON text of the value `skeletons` cut from the line at `position`
+    /// at `slot`, read from the line again (and checked, as `line` checks it).
+    pub fn cut_value(&self, position: u32, slot: u8) -> Result<Vec<u8>, SessionError> {
+        let line = self.line(position)?.ok_or_else(|| {
+            SessionError::Message("Session entry has no line to read a value from".into())
+        })?;
+        lazy::cut_text(&line, slot)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| SessionError::Message("Session entry has no such value".into()))
     }
 
     /// Calls `emit` with the line of each position in turn (`null` for entries
