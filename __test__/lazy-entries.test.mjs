@@ -1,6 +1,6 @@
 // Entries that cost what is read (lib/lazy.js, src/format/lazy.rs): the heavy values of
 // an entry (message content and details, custom message content and details, summaries,
-// custom data) longer than 512 bytes of JSON are parsed from the file only when first
+// custom data, a compaction's system message) longer than 512 bytes of JSON are parsed from the file only when first
 // read. Everything but a property descriptor must look as the reference's plain objects:
 // JSON.stringify, structuredClone, spread, keys, deep equality, mutations, delete, frozen
 // and sealed objects; a file changed under a lazy value throws as a changed line does.
@@ -50,7 +50,7 @@ function sessionLines() {
 	push({ type: "custom_message", customType: "ext", content: big("custom content"), display: true, details: { note: big("custom details") } });
 	push({ type: "custom", customType: "state", data: { items: [big("data")] } });
 	push({ type: "custom", customType: "small", data: { n: 1 } });
-	push({ type: "compaction", summary: big("summary"), firstKeptEntryId: assistant, tokensBefore: 1234, details: { readFiles: [big("file")] } });
+	push({ type: "compaction", summary: big("summary"), firstKeptEntryId: assistant, tokensBefore: 1234, details: { readFiles: [big("file")] }, systemMessage: { role: "system", content: big("system prompt"), timestamp: 7 } });
 	push({ type: "message", message: { role: "user", content: [{ type: "text", text: big("after compaction") }], timestamp: 5 } });
 	push({ type: "branch_summary", fromId: assistant, summary: big("branch summary") });
 	push({ type: "message", message: { role: "assistant", content: [{ type: "text", text: "short" }], provider: "p", model: "m", usage: { input: 1, output: 1 }, stopReason: "stop", timestamp: 6 } });
@@ -98,7 +98,7 @@ test("big values are lazy, small ones are not", () =>
 			["content", "details"],
 			["data"],
 			[],
-			["summary", "details"],
+			["summary", "details", "systemMessage"],
 			["message.content"],
 			["summary"],
 			[],

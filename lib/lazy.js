@@ -19,6 +19,7 @@ const SLOTS = [
   [false, 'details'],
   [false, 'summary'],
   [false, 'data'],
+  [false, 'systemMessage'],
 ];
 
 /** Characters of entry text handed from Rust to JavaScript (for tests). */

@@ -514,17 +514,14 @@ impl NativeSession {
 
     /// The JSON text of one value `skeletons` cut: see `Session::cut_value`.
     #[napi(catch_unwind)]
-    pub fn cut_value<'env>(
-        &self,
-        env: &'env Env,
-        position: u32,
-        slot: u32,
-    ) -> Result<JsString<'env>> {
+    pub fn cut_value(&self, position: u32, slot: u32) -> Result<super::text::Text> {
         let text = self
             .inner()
             .cut_value(position, slot as u8)
             .map_err(to_napi)?;
-        js_string(env, text)
+        let text = String::from_utf8(text)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Ok(super::text::Text::new(text))
     }
 
     #[napi(catch_unwind)]

@@ -1,6 +1,7 @@
 //! The heavy parts of an entry's line, found without building it: a message's
 //! `content` and `details`, a custom message's `content` and `details`, a
-//! summary's `summary` and `details`, custom `data`. A line's *skeleton* is the
+//! summary's `summary` and `details`, custom `data`, a compaction's
+//! `systemMessage`. A line's *skeleton* is the
 //! line with each heavy value longer than a threshold replaced by `0`, in place,
 //! so `JSON.parse` of the skeleton has the line's keys in the line's order; the
 //! values cut are read from the line later, one at a time, when first asked for.
@@ -8,14 +9,16 @@
 use super::json::{unescape, Cursor, SyntaxError};
 
 /// The places a heavy value may be: `message`'s keys, then top-level keys.
-/// A cut's slot is its index here; a line's cuts are a bit mask of slots.
-pub const SLOTS: [(bool, &str); 6] = [
+/// A cut's slot is its index here; a line's cuts are a bit mask of slots
+/// (`lib/lazy.js` holds the same list).
+pub const SLOTS: [(bool, &str); 7] = [
     (true, "content"),
     (true, "details"),
     (false, "content"),
     (false, "details"),
     (false, "summary"),
     (false, "data"),
+    (false, "systemMessage"),
 ];
 
 /// One heavy value of a line: its slot and its span in the line.
@@ -82,8 +85,8 @@ pub fn cuts(line: &[u8], threshold: usize) -> Vec<Cut> {
     let mut cur = Cursor::new(line);
     let top = members(&mut cur, |key, start, end| {
         if key == b"message" {
-            repeated |= seen & (1 << 6) != 0;
-            seen |= 1 << 6;
+            repeated |= seen & (1 << 7) != 0;
+            seen |= 1 << 7;
             message = Some((start, end));
             return;
         }
