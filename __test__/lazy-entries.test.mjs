@@ -345,3 +345,37 @@ test("walking the branch's types of a 50 MB session hands JavaScript a small fra
 		fs.rmSync(dir, { recursive: true, force: true });
 	}
 });
+
+test("lazy values with invalid UTF-8, lone surrogates, Latin-1 and other scripts read as the reference reads them", () => {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pisn-lazy-bytes-"));
+	try {
+		const header = JSON.stringify({ type: "session", version: 3, id: "0193a0b1-0000-7000-8000-0000000b7e55", timestamp: ISO(0), cwd: "/bytes" });
+		const texts = [`${"a".repeat(600)} é ü`, `${"日本語".repeat(300)} ok`, `${"b".repeat(600)} \\ud800 lone`, `${"c".repeat(600)} 😀 \\"q\\"`];
+		const parts = [Buffer.from(header + "\n")];
+		let parentId = null;
+		texts.forEach((text, i) => {
+			const id = `e000000${i}`;
+			const line = `{"type":"message","id":"${id}","parentId":${JSON.stringify(parentId)},"timestamp":"${ISO(i + 1)}","message":{"role":"user","content":"${text}","timestamp":${i}}}`;
+			parts.push(Buffer.from(line + "\n"));
+			parentId = id;
+		});
+		// Invalid UTF-8 inside a big content: the reference decodes it lossily.
+		const bad = Buffer.concat([
+			Buffer.from(`{"type":"message","id":"e0000009","parentId":"e0000003","timestamp":"${ISO(9)}","message":{"role":"user","content":"${"d".repeat(600)} `),
+			Buffer.from([0xff, 0xc3, 0x28, 0xe2, 0x82]),
+			Buffer.from(` end","timestamp":9}}\n`),
+		]);
+		parts.push(bad);
+		const content = Buffer.concat(parts);
+		const [x, y] = [path.join(dir, "ours.jsonl"), path.join(dir, "ref.jsonl")];
+		fs.writeFileSync(x, content);
+		fs.writeFileSync(y, content);
+		const a = ours.SessionManager.open(x).getEntries();
+		const b = reference.SessionManager.open(y).getEntries();
+		assert.deepEqual(a.map(lazyPaths), a.map(() => ["message.content"]));
+		assert.equal(JSON.stringify(a), JSON.stringify(b));
+		assert.deepStrictEqual(a, b);
+	} finally {
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
+});

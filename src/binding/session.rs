@@ -506,7 +506,7 @@ impl NativeSession {
             .map_err(to_napi)?;
         let mut parts = env.create_array(4)?;
         parts.set(0, env.create_string_latin1(&split.ascii)?)?;
-        parts.set(1, js_string(env, split.other)?)?;
+        parts.set(1, utf8_text(split.other))?;
         parts.set(2, Uint8Array::from(split.mask))?;
         parts.set(3, Uint8Array::from(split.cuts))?;
         Ok(parts)
@@ -519,9 +519,7 @@ impl NativeSession {
             .inner()
             .cut_value(position, slot as u8)
             .map_err(to_napi)?;
-        let text = String::from_utf8(text)
-            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-        Ok(super::text::Text::new(text))
+        Ok(utf8_text(text))
     }
 
     #[napi(catch_unwind)]
@@ -863,4 +861,12 @@ pub fn fork_session_file(
     )
     .map_err(to_napi)?;
     Ok(forked.map(NativeSession::with))
+}
+
+/// Bytes of a line (UTF-8, or lossily decoded as the reference decodes a file) as
+/// a text V8 stores without decoding them on the main thread.
+fn utf8_text(bytes: Vec<u8>) -> super::text::Text {
+    let text = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    super::text::Text::new(text)
 }
