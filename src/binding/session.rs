@@ -514,7 +514,7 @@ impl NativeSession {
 
     /// The JSON text of one value `skeletons` cut: see `Session::cut_value`.
     #[napi(catch_unwind)]
-    pub fn cut_value(&self, position: u32, slot: u32) -> Result<super::text::Text> {
+    pub fn cut_value(&self, position: u32, slot: u32) -> Result<super::text::Copied> {
         let text = self
             .inner()
             .cut_value(position, slot as u8)
@@ -863,10 +863,11 @@ pub fn fork_session_file(
     Ok(forked.map(NativeSession::with))
 }
 
-/// Bytes of a line (UTF-8, or lossily decoded as the reference decodes a file) as
-/// a text V8 stores without decoding them on the main thread.
-fn utf8_text(bytes: Vec<u8>) -> super::text::Text {
+/// Bytes of lines (UTF-8, or lossily decoded as the reference decodes a file) as
+/// a text V8 copies without decoding it on the main thread: parsed at once, then
+/// garbage.
+fn utf8_text(bytes: Vec<u8>) -> super::text::Copied {
     let text = String::from_utf8(bytes)
         .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
-    super::text::Text::new(text)
+    super::text::Copied::new(text)
 }
