@@ -36,6 +36,11 @@ export const WORKLOADS = [
   { name: "tree-100k", title: "getTree() first call after open() {tree}", op: "tree", data: ["entries-100k", "quick-10k"] },
   { name: "tree-call-100k", title: "getTree() per call, open {tree}", op: "tree-calls", data: ["entries-100k", "quick-10k"], params: [{ calls: 5 }, { calls: 10 }] },
   { name: "open-tree-100k", title: "open() + getTree() {tree}", op: "open-tree", data: ["entries-100k", "quick-10k"] },
+  // entries that cost what is read (issue 32)
+  { name: "first-branch-types-100", title: "open() + first getBranch() + each entry's type and role {100}", op: "open-branch-types", data: ["session-100mb", "quick-3mb"] },
+  { name: "first-tree-types-100k", title: "open() + first getTree() + each entry's type {tree}", op: "open-tree-types", data: ["entries-100k", "quick-10k"] },
+  { name: "context-100", title: "open() + buildSessionContext() {100}", op: "open-context", data: ["session-100mb", "quick-3mb"] },
+  { name: "touch-all-100", title: "open() + getEntries() + every field of every entry read {100}", op: "open-touch-all", data: ["session-100mb", "quick-3mb"] },
   { name: "append-10k", title: "10,000 appendMessage() to a persisted {10} session", op: "append", data: ["session-10mb", "quick-3mb"], params: [{ count: 10_000 }, { count: 10_000 }], tmp: true },
   { name: "fork-100", title: "forkFrom() {100}", op: "fork", data: ["session-100mb", "quick-3mb"], tmp: true },
   { name: "branched-100", title: "createBranchedSession() on an open {100} session", op: "branched", data: ["session-100mb", "quick-3mb"], tmp: true },

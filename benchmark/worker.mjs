@@ -200,6 +200,56 @@ const WORKLOADS = {
     perCall: true,
     check: ({ lens, ends }) => ({ calls: lens.length, total: lens.reduce((a, b) => a + b, 0), hash: hashOf(`${lens.join(",")}|${ends.join(",")}`) }),
   },
+  // open() + the first getBranch() + each entry's type and role: what pi reads of the
+  // branch at start (issue 32)
+  "open-branch-types": {
+    run: ({ SessionManager }, p) => {
+      const branch = SessionManager.open(p.file).getBranch();
+      const kinds = new Array(branch.length);
+      for (let i = 0; i < branch.length; i++) {
+        const e = branch[i];
+        kinds[i] = e.type === "message" ? e.message.role : e.type;
+      }
+      return kinds;
+    },
+    check: (kinds) => ({ count: kinds.length, hash: hashOf(kinds.join(",")) }),
+  },
+  // open() + the first getTree() + each node's entry type
+  "open-tree-types": {
+    run: ({ SessionManager }, p) => {
+      const roots = SessionManager.open(p.file).getTree();
+      const kinds = [];
+      const stack = [...roots];
+      while (stack.length) {
+        const n = stack.pop();
+        kinds.push(n.entry.type);
+        for (const c of n.children) stack.push(c);
+      }
+      return { roots, kinds };
+    },
+    check: ({ roots, kinds }) => ({ ...treeCheck(roots), types: hashOf(kinds.join(",")) }),
+  },
+  // open() + getEntries() + every field of every entry read (a walk of every value)
+  "open-touch-all": {
+    run: ({ SessionManager }, p) => {
+      const entries = SessionManager.open(p.file).getEntries();
+      let leaves = 0;
+      let chars = 0;
+      const stack = [entries];
+      while (stack.length) {
+        const v = stack.pop();
+        if (v !== null && typeof v === "object") {
+          if (Array.isArray(v)) for (let i = 0; i < v.length; i++) stack.push(v[i]);
+          else for (const k in v) stack.push(v[k]);
+        } else {
+          leaves++;
+          if (typeof v === "string") chars += v.length;
+        }
+      }
+      return { entries, leaves, chars };
+    },
+    check: ({ entries, leaves, chars }) => ({ count: entries.length, leaves, chars }),
+  },
   // getTree() on an open session, first call (ours builds the entry objects here,
   // which the reference built during open())
   tree: {

@@ -11,6 +11,7 @@ const { keyOf, valueOfKey, metaOf } = require('./keys.js');
 const paths = require('./paths.js');
 const context = require('./context.js');
 const listing = require('./listing.js');
+const lazy = require('./lazy.js');
 
 const CURRENT_SESSION_VERSION = 3;
 // Lines parsed per JSON.parse when many entries are needed at once; bounded so a
@@ -67,6 +68,10 @@ class SessionManager {
   /** Reused by getBranch(): positions of the path, root first. */
   #pathBuffer = new Uint32Array(64);
   #closed = false;
+  /** Where the lazy values of this native session's entries are read (see lib/lazy.js). */
+  #source;
+  /** [holder, key, ...] of the lazy values made from the current native session. */
+  #lazy = [];
 
   constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries, openedNative) {
     this.#cwd = paths.resolvePath(cwd);
@@ -97,10 +102,37 @@ class SessionManager {
   #at(position) {
     let entry = this.#objects[position];
     if (entry === undefined) {
-      entry = JSON.parse(call(() => this.#native.line(position)));
-      this.#objects[position] = entry;
+      this.#build([position]);
+      entry = this.#objects[position];
     }
     return entry;
+  }
+
+  /** Builds the entries at `positions` (none built yet) from their lines' skeletons. */
+  #build(batch) {
+    const objects = this.#objects;
+    const [asciiText, otherText, isAscii, cuts] = call(() =>
+      this.#native.skeletons(Uint32Array.from(batch), lazy.THRESHOLD),
+    );
+    lazy.handed.chars += asciiText.length + otherText.length;
+    const ascii = JSON.parse(asciiText);
+    const other = otherText.length > 2 ? JSON.parse(otherText) : undefined;
+    let a = 0;
+    let o = 0;
+    let source;
+    for (let i = 0; i < batch.length; i++) {
+      const entry = isAscii[i] ? ascii[a++] : other[o++];
+      if (cuts[i] !== 0) {
+        source ??= this.#lazySource();
+        lazy.makeLazy(entry, cuts[i], source, batch[i], this.#lazy);
+      }
+      objects[batch[i]] = entry;
+    }
+  }
+
+  #lazySource() {
+    if (this.#source?.native !== this.#native) this.#source = new lazy.LazySource(this.#native);
+    return this.#source;
   }
 
   #allAt(positions, count = positions.length) {
@@ -113,17 +145,11 @@ class SessionManager {
       else out[i] = entry;
     }
     if (missing === undefined) return out;
-    if (missing.length === 1) {
-      this.#at(missing[0]);
+    if (missing.length <= PARSE_BATCH) {
+      this.#build(missing);
     } else {
       for (let start = 0; start < missing.length; start += PARSE_BATCH) {
-        const batch = missing.slice(start, start + PARSE_BATCH);
-        const [asciiText, otherText, isAscii] = call(() => this.#native.linesSplit(Uint32Array.from(batch)));
-        const ascii = JSON.parse(asciiText);
-        const other = JSON.parse(otherText);
-        let a = 0;
-        let o = 0;
-        for (let i = 0; i < batch.length; i++) objects[batch[i]] = isAscii[i] ? ascii[a++] : other[o++];
+        this.#build(missing.slice(start, start + PARSE_BATCH));
       }
     }
     for (let i = 0; i < count; i++) out[i] = objects[positions[i]];
@@ -161,6 +187,7 @@ class SessionManager {
     }
     this.#native = loaded;
     this.#objects = [];
+    this.#lazy = [];
     this.#sessionId = this.#at(loaded.headerPosition()).id;
   }
 
@@ -181,6 +208,12 @@ class SessionManager {
   newSession(options) {
     if (options?.id !== undefined) assertValidSessionId(options.id);
     this.#sessionId = options?.id ?? native.newSessionId();
+    if (this.#lazy.length > 0) {
+      // Entries handed out still read their lazy values from this native
+      // session: the new session gets a native session of its own.
+      this.#native = newNative(this.#persist);
+      this.#lazy = [];
+    }
     const timestamp = new Date().toISOString();
     const header = {
       type: 'session',
@@ -596,6 +629,9 @@ class SessionManager {
       parentSession: this.#persist ? previousSessionFile : undefined,
     };
     const old = this.#objects;
+    // The native session's positions change: entries handed out read their
+    // lazy values now, while their lines are where they were.
+    lazy.forceAll(this.#lazy);
     const outcome = call(
       () =>
         this.#native.branchSession(
@@ -638,6 +674,7 @@ class SessionManager {
       });
     }
     this.#objects = objects;
+    this.#lazy = [];
     this.#sessionId = newSessionId;
     this.#syncAppendMode();
     return this.#persist ? newSessionFile : undefined;
@@ -653,8 +690,10 @@ class SessionManager {
     if (this.#closed) return;
     const file = this.#native.file() ?? undefined;
     this.#native.close();
+    if (this.#source?.native === this.#native) this.#source.closed = file ?? '';
     this.#native = closedNative(file);
     this.#objects = [];
+    this.#lazy = [];
     this.#idPool = [];
     this.#appendsLines = false;
     this.#closed = true;

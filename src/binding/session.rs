@@ -492,6 +492,36 @@ impl NativeSession {
         Ok(parts)
     }
 
+    /// `[asciiSkeletons, otherSkeletons, mask, cuts]`: see `Session::skeletons`.
+    #[napi(catch_unwind)]
+    pub fn skeletons<'env>(
+        &self,
+        env: &'env Env,
+        positions: Uint32Array,
+        threshold: u32,
+    ) -> Result<Array<'env>> {
+        let split = self
+            .inner()
+            .skeletons(&positions, threshold as usize)
+            .map_err(to_napi)?;
+        let mut parts = env.create_array(4)?;
+        parts.set(0, env.create_string_latin1(&split.ascii)?)?;
+        parts.set(1, utf8_text(split.other))?;
+        parts.set(2, Uint8Array::from(split.mask))?;
+        parts.set(3, Uint8Array::from(split.cuts))?;
+        Ok(parts)
+    }
+
+    /// The JSON text of one value `skeletons` cut: see `Session::cut_value`.
+    #[napi(catch_unwind)]
+    pub fn cut_value(&self, position: u32, slot: u32) -> Result<super::text::Copied> {
+        let text = self
+            .inner()
+            .cut_value(position, slot as u8)
+            .map_err(to_napi)?;
+        Ok(utf8_text(text))
+    }
+
     #[napi(catch_unwind)]
     pub fn header_position(&self) -> i64 {
         opt_pos(self.inner().index.header())
@@ -831,4 +861,13 @@ pub fn fork_session_file(
     )
     .map_err(to_napi)?;
     Ok(forked.map(NativeSession::with))
+}
+
+/// Bytes of lines (UTF-8, or lossily decoded as the reference decodes a file) as
+/// a text V8 copies without decoding it on the main thread: parsed at once, then
+/// garbage.
+fn utf8_text(bytes: Vec<u8>) -> super::text::Copied {
+    let text = String::from_utf8(bytes)
+        .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+    super::text::Copied::new(text)
 }

@@ -30,12 +30,17 @@ const EXTERNAL_TEXT_FROM: usize = 1024;
 
 impl Text {
     pub(super) fn new(text: String) -> Text {
-        use encoding_rs::mem;
         // V8 strings stop short of 2^29 characters.
         if text.len() < EXTERNAL_TEXT_FROM || text.len() >= 1 << 28 || external_strings().is_none()
         {
             return Text::Plain(text);
         }
+        Text::encoded(text)
+    }
+
+    /// The text as V8 stores it: Latin-1 where every character fits, else UTF-16.
+    fn encoded(text: String) -> Text {
+        use encoding_rs::mem;
         if mem::is_ascii(text.as_bytes()) {
             let len = text.len();
             return Text::Latin1(fitted(text.into_bytes(), len));
@@ -157,6 +162,38 @@ fn copied_text<T>(
         "Failed to create a listing text"
     )?;
     Ok(result)
+}
+
+/// A text V8 copies, encoded here as it stores strings (so it does not decode
+/// UTF-8 on the main thread): for texts parsed at once and then dropped, which
+/// the young generation frees sooner than external strings' memory.
+pub struct Copied(Text);
+
+impl Copied {
+    pub(super) fn new(text: String) -> Copied {
+        // V8 strings stop short of 2^29 characters; napi reports the error.
+        if text.len() >= 1 << 28 {
+            return Copied(Text::Plain(text));
+        }
+        Copied(Text::encoded(text))
+    }
+}
+
+impl ToNapiValue for Copied {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        // SAFETY: napi calls on the caller's env, over characters alive here.
+        unsafe {
+            match val.0 {
+                Text::Plain(text) => String::to_napi_value(env, text),
+                Text::Latin1(chars) => copied_text(&chars, |p, n, r| {
+                    sys::napi_create_string_latin1(env, p.cast(), n as isize, r)
+                }),
+                Text::Utf16(chars) => copied_text(&chars, |p, n, r| {
+                    sys::napi_create_string_utf16(env, p, n as isize, r)
+                }),
+            }
+        }
+    }
 }
 
 impl ToNapiValue for Text {

@@ -7,4 +7,5 @@ pub mod json;
 pub mod json_text;
 pub mod jsstring;
 pub mod jsvalue;
+pub mod lazy;
 pub mod migrate;

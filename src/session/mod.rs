@@ -11,7 +11,7 @@ pub mod index;
 pub mod loader;
 pub mod store;
 
-use foldhash::HashSet;
+use foldhash::{HashMap, HashSet};
 use std::borrow::Cow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -20,6 +20,7 @@ use std::sync::Arc;
 use crate::format::entry::{read_line, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY};
 use crate::format::json::{self, JsValue};
 use crate::format::json_text;
+use crate::format::lazy;
 use crate::format::migrate::{self, MigrateError};
 use crate::parallel;
 use assembly::Assembly;
@@ -122,6 +123,9 @@ pub struct SplitLines {
     pub other: Vec<u8>,
     /// 1 where the line went to `ascii`.
     pub mask: Vec<u8>,
+    /// Per line, the slots (`format::lazy::SLOTS`) of the values cut from it
+    /// (`Session::skeletons`); empty for whole lines.
+    pub cuts: Vec<u8>,
 }
 
 pub enum HeaderScan {
@@ -150,6 +154,17 @@ pub struct Session {
     files: PoolOwner,
     /// Bytes of `Line::Owned` lines.
     owned_bytes: usize,
+    /// The values `skeletons` cut and JavaScript has not read yet, by
+    /// `position << 8 | slot`: their span in the line and the hash of its bytes,
+    /// so `cut_value` reads and checks only the value.
+    cut_spans: HashMap<u64, CutSpan>,
+}
+
+#[derive(Clone, Copy)]
+struct CutSpan {
+    start: u32,
+    len: u32,
+    hash: u64,
 }
 
 /// The error of a session whose file no longer holds the lines it read: the
@@ -208,6 +223,7 @@ impl Session {
             file: None,
             files: PoolOwner::new(),
             owned_bytes: 0,
+            cut_spans: HashMap::default(),
         }
     }
 
@@ -216,6 +232,7 @@ impl Session {
         self.index.heap_bytes()
             + self.lines.capacity() * std::mem::size_of::<Line>()
             + self.owned_bytes
+            + self.cut_spans.capacity() * 32
     }
 
     /// Reads lines from `file` (just read, at `path`) from now on.
@@ -281,6 +298,7 @@ impl Session {
         self.index = EntryIndex::default();
         self.index.push(header);
         self.lines = vec![Line::Pending];
+        self.cut_spans = HashMap::default();
         self.owned_bytes = 0;
         self.drop_source();
         self.flushed = false;
@@ -289,6 +307,7 @@ impl Session {
     /// Replaces the entries with ones held by JavaScript (`inMemory(cwd, options, entries)`).
     pub fn load_objects(&mut self, metas: Vec<EntryMeta>) {
         self.lines = vec![Line::Pending; metas.len()];
+        self.cut_spans = HashMap::default();
         self.index = EntryIndex::from_metas(metas);
         self.owned_bytes = 0;
         self.drop_source();
@@ -380,7 +399,104 @@ impl Session {
         })?;
         ascii.push(b']');
         other.push(b']');
-        Ok(SplitLines { ascii, other, mask })
+        Ok(SplitLines {
+            ascii,
+            other,
+            mask,
+            cuts: Vec::new(),
+        })
+    }
+
+    /// `lines_split` of the lines' skeletons: each value `format::lazy` finds
+    /// heavy and longer than `threshold` bytes replaced by `0`, its slot in
+    /// `cuts`. The values are read later, one at a time, by `cut_value`.
+    pub fn skeletons(
+        &mut self,
+        positions: &[u32],
+        threshold: usize,
+    ) -> Result<SplitLines, SessionError> {
+        let mut ascii = vec![b'['];
+        let mut other = vec![b'['];
+        let mut mask = Vec::with_capacity(positions.len());
+        let mut slots = Vec::with_capacity(positions.len());
+        let mut skeleton = Vec::new();
+        let mut spans = Vec::new();
+        let mut at = 0;
+        self.each_line(positions, |line| {
+            let cuts = lazy::cuts(line, threshold);
+            for cut in &cuts {
+                let bytes = &line[cut.start..cut.end];
+                spans.push((
+                    u64::from(positions[at]) << 8 | u64::from(cut.slot),
+                    CutSpan {
+                        start: cut.start as u32,
+                        len: bytes.len() as u32,
+                        hash: line_hash(bytes),
+                    },
+                ));
+            }
+            at += 1;
+            let text: &[u8] = if cuts.is_empty() {
+                line
+            } else {
+                skeleton.clear();
+                lazy::write_skeleton(line, &cuts, &mut skeleton);
+                &skeleton
+            };
+            let is_ascii = text.is_ascii();
+            let out = if is_ascii { &mut ascii } else { &mut other };
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            out.extend_from_slice(text);
+            mask.push(is_ascii as u8);
+            slots.push(lazy::mask(&cuts));
+        })?;
+        ascii.push(b']');
+        other.push(b']');
+        self.cut_spans.extend(spans);
+        Ok(SplitLines {
+            ascii,
+            other,
+            mask,
+            cuts: slots,
+        })
+    }
+
+    /// The JSON text of the value `skeletons` cut from the line at `position`
+    /// at `slot`, read from the line again (and checked, as `line` checks it).
+    pub fn cut_value(&mut self, position: u32, slot: u8) -> Result<Vec<u8>, SessionError> {
+        let key = u64::from(position) << 8 | u64::from(slot);
+        if let Some(span) = self.cut_spans.get(&key).copied() {
+            let value = match self.lines.get(position as usize) {
+                Some(Line::Owned(bytes)) => {
+                    bytes[span.start as usize..][..span.len as usize].to_vec()
+                }
+                Some(Line::File { offset, .. }) => {
+                    let source = self.source_file()?.ok_or_else(|| {
+                        SessionError::Message("Session file is no longer readable".into())
+                    })?;
+                    let mut bytes = Vec::new();
+                    let at = offset + u64::from(span.start);
+                    self.read_span(&source, at, span.len as usize, &mut bytes)?;
+                    self.checked(&bytes, span.hash)?;
+                    bytes
+                }
+                _ => {
+                    return Err(SessionError::Message(
+                        "Session entry has no line to read a value from".into(),
+                    ))
+                }
+            };
+            self.cut_spans.remove(&key);
+            return Ok(value);
+        }
+        let line = self.line(position)?.ok_or_else(|| {
+            SessionError::Message("Session entry has no line to read a value from".into())
+        })?;
+        lazy::cut_text(&line, slot)
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| SessionError::Message("Session entry has no such value".into()))
     }
 
     /// Calls `emit` with the line of each position in turn (`null` for entries
@@ -853,6 +969,7 @@ impl Session {
         }
         self.index = index;
         self.lines = lines;
+        self.cut_spans = HashMap::default();
         self.owned_bytes = owned_bytes;
         self.drop_source();
         if let Some((path, file, identity)) = source {
