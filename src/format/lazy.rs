@@ -6,7 +6,8 @@
 //! so `JSON.parse` of the skeleton has the line's keys in the line's order; the
 //! values cut are read from the line later, one at a time, when first asked for.
 
-use super::json::{unescape, Cursor, SyntaxError};
+use super::entry::for_each_member;
+use super::json::{Cursor, SyntaxError};
 
 /// The places a heavy value may be: `message`'s keys, then top-level keys.
 /// A cut's slot is its index here; a line's cuts are a bit mask of slots
@@ -31,46 +32,13 @@ pub struct Cut {
 
 /// The members of the object at the cursor: (decoded key, value span).
 fn members(cur: &mut Cursor, mut each: impl FnMut(&[u8], usize, usize)) -> Result<(), SyntaxError> {
-    cur.skip_ws();
-    if cur.peek() != Some(b'{') {
-        return Err(SyntaxError);
-    }
-    cur.i += 1;
-    cur.skip_ws();
-    if cur.peek() == Some(b'}') {
-        cur.i += 1;
-        return Ok(());
-    }
-    loop {
+    for_each_member(cur, |key, cur| {
         cur.skip_ws();
-        let (start, end, escaped) = cur.skip_string()?;
-        let raw = &cur.s[start..end];
-        let owned;
-        let key: &[u8] = if escaped {
-            owned = unescape(raw);
-            &owned
-        } else {
-            raw
-        };
-        cur.skip_ws();
-        if cur.peek() != Some(b':') {
-            return Err(SyntaxError);
-        }
-        cur.i += 1;
-        cur.skip_ws();
-        let value_start = cur.i;
+        let start = cur.i;
         cur.skip_value()?;
-        each(key, value_start, cur.i);
-        cur.skip_ws();
-        match cur.peek() {
-            Some(b',') => cur.i += 1,
-            Some(b'}') => {
-                cur.i += 1;
-                return Ok(());
-            }
-            _ => return Err(SyntaxError),
-        }
-    }
+        each(key, start, cur.i);
+        Ok(())
+    })
 }
 
 /// Every heavy value of `line` whose JSON text is longer than `threshold`
