@@ -144,11 +144,36 @@ function cargoRun(triple, check) {
   return { env, args, targetDir };
 }
 
+/**
+ * The target folder is shared by every checkout on the machine (the std built once), and
+ * cargo names this crate's outputs relative to the checkout, judging them by the sources'
+ * mtimes: a build made there from another checkout after this one's files were written
+ * looks up to date here and would be taken. So when the checkout changes, this crate's
+ * outputs (not std's) are cleaned first.
+ */
+function forgetOtherCheckout(targetDir, triple, env) {
+  const stamp = path.join(targetDir, "checkout.txt");
+  let last = null;
+  try {
+    last = fs.readFileSync(stamp, "utf8");
+  } catch {
+    // first build here
+  }
+  // No stamp: built by a version of this script that kept none, from any checkout.
+  if (last !== ROOT && fs.existsSync(path.join(targetDir, triple))) {
+    const clean = spawnSync(SYSTEM_CARGO, ["clean", "--release", "--target", triple, "-p", "pi-session-native"], { cwd: ROOT, env, stdio: "inherit" });
+    if (clean.status !== 0) throw new Error(`build-target: cleaning the build of another checkout failed (exit ${clean.status ?? clean.signal})`);
+  }
+  fs.mkdirSync(targetDir, { recursive: true });
+  fs.writeFileSync(stamp, ROOT);
+}
+
 export function buildTarget(triple, { check = !linkable(triple) } = {}) {
   const missing = missingToolchain();
   if (triple === WINDOWS_GNU && !check) missing.push(...missingWindowsToolchain());
   if (missing.length) throw new Error(`build-target ${triple}: the cross toolchain lacks ${missing.join("; ")}: run scripts/platform-toolchain.sh`);
   const { env, args, targetDir } = cargoRun(triple, check);
+  forgetOtherCheckout(targetDir, triple, env);
   const started = Date.now();
   console.log(`build-target: ${check ? "check" : "build"} ${triple} (cargo ${args.join(" ")})`);
   const result = spawnSync(SYSTEM_CARGO, args, { cwd: ROOT, env, stdio: "inherit" });
