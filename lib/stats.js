@@ -216,10 +216,9 @@ async function usageReport(options = {}) {
  */
 function getInheritedUsage(sessionPath) {
   const file = paths.resolvePath(sessionPath);
-  // A path that cannot be read is an error, as for getSessionStats, not "no fork".
-  fs.closeSync(fs.openSync(file, 'r'));
   listing.applyCacheDir();
-  const found = native.inheritedUsage(file);
+  // A path that cannot be read throws Node's error, as for getSessionStats, not "no fork".
+  const found = call(() => native.inheritedUsage(file));
   if (found === null) return null;
   const { key: _key, sessions: _sessions, ...usage } = row(found.usage);
   return { parentSession: found.parentSession, parentFound: found.parentFound, entries: found.entries, ...usage };

@@ -273,9 +273,11 @@ pub struct JsInherited {
 
 /// `None` for a file that is no fork (or that reports leave out).
 #[napi(catch_unwind)]
-pub fn inherited_usage(path: String) -> Option<JsInherited> {
-    let found = ACCOUNTS.inherited(std::path::Path::new(&path), LISTINGS.cache_dir())?;
-    Some(JsInherited {
+pub fn inherited_usage(path: String) -> Result<Option<JsInherited>> {
+    let found = ACCOUNTS
+        .inherited(std::path::Path::new(&path), LISTINGS.cache_dir())
+        .map_err(io_to_napi)?;
+    Ok(found.map(|found| JsInherited {
         parent_session: found.parent,
         parent_found: found.parent_found,
         entries: found.entries as u32,
@@ -284,7 +286,7 @@ pub fn inherited_usage(path: String) -> Option<JsInherited> {
             amounts: found.amounts,
             sessions: 0,
         }),
-    })
+    }))
 }
 
 /// Starts reading the `.jsonl` files of `dirs` for a usage report (see

@@ -15,6 +15,7 @@ use jiff::Timestamp;
 use crate::catalog::summaries::{CachedUsage, SummaryCache};
 use crate::catalog::usage::{Amounts, Bucket, UsageTally, SLOT_MS};
 use crate::catalog::usage_origin::Lineage;
+use crate::session::store::IoFailure;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -615,23 +616,28 @@ pub struct Inherited {
 
 /// How much of the usage of the session file `path` is copies of its
 /// parent's entries; `None` for a file that is no fork, or that the
-/// accounting leaves out.
-pub fn inherited(cache: &SummaryCache, path: &std::path::Path) -> Option<Inherited> {
-    let stat = crate::os::stat(path).ok()?;
-    let usage = crate::catalog::summaries::usage_stat(cache, path, &stat)
-        .ok()
-        .flatten()?;
-    let parent = tally_of(&usage)?.parent.clone()?;
+/// accounting leaves out; the failure of a file that cannot be read.
+pub fn inherited(
+    cache: &SummaryCache,
+    path: &std::path::Path,
+) -> Result<Option<Inherited>, IoFailure> {
+    let stat = crate::os::stat(path).map_err(|e| IoFailure::new(&e, "stat", Some(path)))?;
+    let Some(usage) = crate::catalog::summaries::usage_stat(cache, path, &stat)? else {
+        return Ok(None);
+    };
+    let Some(parent) = tally_of(&usage).and_then(|t| t.parent.clone()) else {
+        return Ok(None);
+    };
     let files = vec![(Arc::from(path.to_string_lossy()), usage)];
     let (extras, parents) = find_parents(cache, &files);
     let (paths, tallies) = paths_and_tallies(&files, &extras);
     let found = Lineage::new(&paths, &tallies, &parents).inherited(0);
-    Some(Inherited {
+    Ok(Some(Inherited {
         parent,
         parent_found: found.is_some(),
         amounts: found.map_or(Amounts::default(), |f| f.0),
         entries: found.map_or(0, |f| f.1),
-    })
+    }))
 }
 
 #[cfg(test)]
@@ -882,7 +888,7 @@ mod tests {
             costs(&both)
         );
         assert_eq!(both.totals.sessions, 3);
-        let inherited = inherited(&cache, &here.join("g.jsonl")).unwrap();
+        let inherited = inherited(&cache, &here.join("g.jsonl")).unwrap().unwrap();
         assert_eq!((inherited.entries, inherited.amounts.cost), (2, 5.0));
         // The parent gone: its copies are the fork's.
         std::fs::remove_file(&parent).unwrap();
@@ -893,7 +899,9 @@ mod tests {
     }
 
     fn inherited_found(cache: &SummaryCache, path: &std::path::Path) -> bool {
-        inherited(cache, path).is_some_and(|i| i.parent_found)
+        inherited(cache, path)
+            .unwrap()
+            .is_some_and(|i| i.parent_found)
     }
 
     #[test]

@@ -104,7 +104,7 @@ impl Accounts {
         &self,
         path: &std::path::Path,
         cache_dir: Option<PathBuf>,
-    ) -> Option<usage_report::Inherited> {
+    ) -> Result<Option<usage_report::Inherited>, crate::session::store::IoFailure> {
         let persistent = self.cache_dir_loaded(cache_dir);
         let found = usage_report::inherited(&self.cache, path);
         if let Some(dir) = persistent {
