@@ -854,8 +854,9 @@ pub struct UsageTally {
     pub parent: Option<String>,
     pub keys: Vec<Vec<u8>>,
     pub buckets: Vec<Bucket>,
-    /// One per usage entry with a string id, in file order.
-    pub fingerprints: Vec<u64>,
+    /// One per usage entry with a string id, in file order; a fork's are in
+    /// its `records` instead (see `fingerprints()`).
+    fingerprints: Vec<u64>,
     /// A fork's usage entries in file order (empty for other files).
     pub records: Vec<Record>,
 }
@@ -922,9 +923,6 @@ impl UsageTally {
             }
         };
         add_to_buckets(&mut self.buckets, slot, key, amounts);
-        if let Some(fp) = fingerprint {
-            self.fingerprints.push(fp);
-        }
         if self.parent.is_some() {
             self.records.push(Record {
                 fingerprint,
@@ -932,7 +930,18 @@ impl UsageTally {
                 key,
                 amounts: *amounts,
             });
+        } else if let Some(fp) = fingerprint {
+            self.fingerprints.push(fp);
         }
+    }
+
+    /// The fingerprints of the usage entries with a string id, in file order:
+    /// what a fork of this file may have copied.
+    pub fn fingerprints(&self) -> impl Iterator<Item = u64> + '_ {
+        self.fingerprints
+            .iter()
+            .copied()
+            .chain(self.records.iter().filter_map(|r| r.fingerprint))
     }
 
     /// Starts the tally of a file with its header line.
@@ -1211,7 +1220,7 @@ mod tests {
             assert_eq!(t.keys.len(), 2);
             assert_eq!(t.buckets.len(), 3);
             assert_eq!(t.buckets[0].amounts.input, 2.0);
-            assert_eq!(t.fingerprints, [7, 9, 7]);
+            assert_eq!(t.fingerprints().collect::<Vec<_>>(), [7, 9, 7]);
             assert_eq!(t.parent.is_some(), fork);
             assert_eq!(t.records.len(), if fork { 4 } else { 0 });
             let mut enc = crate::catalog::codec::Encoder::default();

@@ -11,7 +11,7 @@
 //! A fork whose parent is not known (gone, unreadable, not a session) counts
 //! all its entries: they are counted nowhere else.
 
-use foldhash::{HashSet, HashSetExt};
+use foldhash::HashSet;
 
 use crate::catalog::usage::{add_to_buckets, Amounts, Bucket, UsageTally};
 
@@ -42,11 +42,7 @@ impl<'a> Lineage<'a> {
     fn has(&mut self, file: usize, fingerprint: u64) -> bool {
         let tally = self.tallies[file];
         self.sets[file]
-            .get_or_insert_with(|| {
-                let mut set = HashSet::with_capacity(tally.fingerprints.len());
-                set.extend(tally.fingerprints.iter().copied());
-                set
-            })
+            .get_or_insert_with(|| tally.fingerprints().collect())
             .contains(&fingerprint)
     }
 
@@ -111,10 +107,8 @@ mod tests {
 
     /// A tally of entries (id, cost); a fork when `parent`.
     fn tally(parent: bool, entries: &[(&str, f64)]) -> UsageTally {
-        let mut t = UsageTally {
-            parent: parent.then(|| "p".to_string()),
-            ..UsageTally::default()
-        };
+        let mut t = UsageTally::default();
+        t.parent = parent.then(|| "p".to_string());
         for (id, cost) in entries {
             let amounts = Amounts {
                 cost: *cost,
