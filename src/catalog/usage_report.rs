@@ -280,19 +280,15 @@ fn paths_and_tallies<'a>(
         .unzip()
 }
 
-/// Finds the file each fork's `parentSession` names: among `files` by its
-/// text, else by its real path, else read now (through `cache`) and added
-/// to the extras, whose own parents are then found the same way.
+/// Finds the file each fork's `parentSession` names: among `files` (sorted
+/// by path) by its text, else by its real path, else read now (through
+/// `cache`) and added to the extras, whose own parents are then found the
+/// same way.
 fn find_parents(
     cache: &SummaryCache,
     files: &[(Arc<str>, CachedUsage)],
 ) -> (Files, Vec<Option<usize>>) {
     let mut extras: Files = Vec::new();
-    let mut by_text: std::collections::HashMap<Arc<str>, usize> = files
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.0.clone(), i))
-        .collect();
     // Made on the first parent not found by its text: a folder given through
     // a symbolic link, say.
     let mut by_real: Option<std::collections::HashMap<PathBuf, usize>> = None;
@@ -306,8 +302,16 @@ fn find_parents(
         };
         let parent = tally_of(usage).and_then(|t| t.parent.clone());
         let found = parent.and_then(|parent| {
-            if let Some(&j) = by_text.get(parent.as_str()) {
-                return Some(j);
+            // The sessions are in path order; the extras are a fork's few parents.
+            let by_text = files
+                .binary_search_by(|f| (*f.0).cmp(parent.as_str()))
+                .ok()
+                .or_else(|| {
+                    let j = extras.iter().position(|e| *e.0 == *parent)?;
+                    Some(files.len() + j)
+                });
+            if by_text.is_some() {
+                return by_text;
             }
             let real = std::fs::canonicalize(&parent).ok()?;
             let known = by_real.get_or_insert_with(|| {
@@ -337,9 +341,7 @@ fn find_parents(
                 .flatten()
                 .filter(|u| u.usage().is_some())?;
             let j = files.len() + extras.len();
-            let text: Arc<str> = Arc::from(parent.as_str());
-            extras.push((text.clone(), usage));
-            by_text.insert(text, j);
+            extras.push((Arc::from(parent.as_str()), usage));
             known.insert(real, j);
             Some(j)
         });
