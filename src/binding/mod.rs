@@ -3,7 +3,6 @@
 //! strings) is here.
 
 use napi::bindgen_prelude::*;
-use napi::JsString;
 use napi_derive::napi;
 
 use crate::session::store::IoFailure;
@@ -43,19 +42,6 @@ fn opt_pos(p: Option<u32>) -> i64 {
 
 fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-/// A JS string from bytes that are mostly ASCII JSON: an ASCII text becomes a
-/// one-byte string without decoding; anything else is decoded as UTF-8, with
-/// invalid bytes replaced as the reference's decoder does.
-fn js_string(env: &Env, bytes: Vec<u8>) -> Result<JsString<'_>> {
-    if bytes.is_ascii() {
-        return env.create_string_latin1(&bytes);
-    }
-    match String::from_utf8(bytes) {
-        Ok(text) => env.create_string_from_std(text),
-        Err(e) => env.create_string_from_std(String::from_utf8_lossy(e.as_bytes()).into_owned()),
-    }
 }
 
 /// Panics on purpose, so the tests can check that a Rust panic reaches

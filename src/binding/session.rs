@@ -481,17 +481,6 @@ impl NativeSession {
             .map(|l| lossy(&l)))
     }
 
-    /// `[asciiLines, otherLines, mask]`: see `Session::lines_split`.
-    #[napi(catch_unwind)]
-    pub fn lines_split<'env>(&self, env: &'env Env, positions: Uint32Array) -> Result<Array<'env>> {
-        let split = self.inner().lines_split(&positions).map_err(to_napi)?;
-        let mut parts = env.create_array(3)?;
-        parts.set(0, env.create_string_latin1(&split.ascii)?)?;
-        parts.set(1, js_string(env, split.other)?)?;
-        parts.set(2, Uint8Array::from(split.mask))?;
-        Ok(parts)
-    }
-
     /// `[asciiSkeletons, otherSkeletons, mask, cuts]`: see `Session::skeletons`.
     #[napi(catch_unwind)]
     pub fn skeletons<'env>(

@@ -117,14 +117,13 @@ struct Patched {
     spans: Vec<Option<(u64, usize, u64)>>,
 }
 
-/// See `Session::lines_split`.
+/// See `Session::skeletons`.
 pub struct SplitLines {
     pub ascii: Vec<u8>,
     pub other: Vec<u8>,
     /// 1 where the line went to `ascii`.
     pub mask: Vec<u8>,
-    /// Per line, the slots (`format::lazy::SLOTS`) of the values cut from it
-    /// (`Session::skeletons`); empty for whole lines.
+    /// Per line, the slots (`format::lazy::SLOTS`) of the values cut from it.
     pub cuts: Vec<u8>,
 }
 
@@ -370,46 +369,13 @@ impl Session {
         }
     }
 
-    /// The lines at `positions` as two JSON array texts, the pure-ASCII lines and
-    /// the others, with a mask saying which array each position went to. V8
-    /// parses a one-byte (ASCII) string faster than a two-byte one, and one
-    /// non-ASCII line would otherwise make a whole batch two-byte.
-    pub fn lines_split(&self, positions: &[u32]) -> Result<SplitLines, SessionError> {
-        let size: usize = positions
-            .iter()
-            .map(|&p| match self.lines.get(p as usize) {
-                Some(Line::File { len, .. }) => *len + 1,
-                Some(Line::Owned(bytes)) => bytes.len() + 1,
-                _ => 5,
-            })
-            .sum();
-        let mut ascii = Vec::with_capacity(size + 2);
-        let mut other = Vec::new();
-        let mut mask = Vec::with_capacity(positions.len());
-        ascii.push(b'[');
-        other.push(b'[');
-        self.each_line(positions, |line| {
-            let is_ascii = line.is_ascii();
-            let out = if is_ascii { &mut ascii } else { &mut other };
-            if out.len() > 1 {
-                out.push(b',');
-            }
-            out.extend_from_slice(line);
-            mask.push(is_ascii as u8);
-        })?;
-        ascii.push(b']');
-        other.push(b']');
-        Ok(SplitLines {
-            ascii,
-            other,
-            mask,
-            cuts: Vec::new(),
-        })
-    }
-
-    /// `lines_split` of the lines' skeletons: each value `format::lazy` finds
-    /// heavy and longer than `threshold` bytes replaced by `0`, its slot in
-    /// `cuts`. The values are read later, one at a time, by `cut_value`.
+    /// The skeletons of the lines at `positions` (each value `format::lazy`
+    /// finds heavy and longer than `threshold` bytes replaced by `0`, its slot
+    /// in `cuts`) as two JSON array texts, the pure-ASCII ones and the others,
+    /// with a mask saying which array each position went to: V8 parses a
+    /// one-byte (ASCII) string faster than a two-byte one, and one non-ASCII
+    /// line would otherwise make a whole batch two-byte. The values cut are
+    /// read later, one at a time, by `cut_value`.
     pub fn skeletons(
         &mut self,
         positions: &[u32],
