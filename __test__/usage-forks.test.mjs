@@ -29,7 +29,7 @@ const ours = require(path.join(REPO_ROOT, "index.js"));
 const { SessionManager: RefSM } = await import(pathToFileURL(REFERENCE_FILE).href);
 
 const SEED = baseSeed();
-const PROJECTS = ["/work/alpha", "/work/beta", "/work/gamma"];
+const PROJECTS = ["/home/user/alpha", "/home/user/beta", "/home/user/gamma"];
 const MODELS = [
 	["anthropic", "claude-opus-4-5"],
 	["openai", "gpt-5.1"],
