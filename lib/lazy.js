@@ -8,9 +8,6 @@
 // util.inspect) shows the accessor of a value not read yet.
 const { call } = require('./errors.js');
 
-/** Values longer than this (bytes of JSON text) are cut; smaller ones stay inline. */
-const THRESHOLD = 512;
-
 /** Where a cut value is: [in `message`, key], by slot (src/format/lazy.rs SLOTS). */
 const SLOTS = [
   [true, 'content'],
@@ -56,45 +53,87 @@ function stuckValues(holder) {
   return values;
 }
 
-function defineLazy(holder, key, source, position, slot) {
-  Object.defineProperty(holder, key, {
-    get() {
-      const values = stuck.get(holder);
-      if (values !== undefined && values.has(key)) return values.get(key);
-      const value = source.read(position, slot);
-      if (Object.getOwnPropertyDescriptor(holder, key)?.configurable) {
-        Object.defineProperty(holder, key, dataDescriptor(value));
-      } else {
-        stuckValues(holder).set(key, value);
-      }
-      return value;
-    },
-    set(value) {
-      if (this !== holder) {
-        // An object inheriting from the holder gets its own property, as with a
-        // writable data property on its prototype.
-        Object.defineProperty(this, key, dataDescriptor(value));
-      } else if (Object.getOwnPropertyDescriptor(holder, key)?.configurable) {
-        Object.defineProperty(holder, key, dataDescriptor(value));
-      } else if (Object.isFrozen(holder)) {
-        throw new TypeError(`Cannot assign to read only property '${key}' of object '#<Object>'`);
-      } else {
-        stuckValues(holder).set(key, value);
-      }
-    },
-    enumerable: true,
-    configurable: true,
-  });
+// Where a holder's lazy values come from (the entry, or its message), kept in a
+// private field the holder gets (a base class constructor that returns the
+// object lets a subclass add its field to any object): invisible to keys,
+// JSON, clones and equality, and one small object per entry where closures per
+// value would be garbage.
+class ReturnsObject {
+  constructor(object) {
+    return object;
+  }
 }
+
+class Origin extends ReturnsObject {
+  #origin;
+
+  constructor(holder, origin) {
+    super(holder);
+    this.#origin = origin;
+  }
+
+  static of(holder) {
+    return holder.#origin;
+  }
+}
+
+/** The object whose own property `key` is: `object`, or a prototype it inherits from. */
+function ownerOf(object, key) {
+  let owner = object;
+  while (owner !== null && !Object.hasOwn(owner, key)) owner = Object.getPrototypeOf(owner);
+  return owner;
+}
+
+/** The accessor of each slot, shared by every holder (the entry or its message). */
+const ACCESSORS = SLOTS.map(([, key], slot) => ({
+  get() {
+    const holder = ownerOf(this, key);
+    const values = stuck.get(holder);
+    if (values !== undefined && values.has(key)) return values.get(key);
+    const origin = Origin.of(holder);
+    const value = origin.source.read(origin.position, slot);
+    try {
+      Object.defineProperty(holder, key, dataDescriptor(value));
+    } catch {
+      // Frozen or sealed: the value stays behind the accessor.
+      stuckValues(holder).set(key, value);
+    }
+    return value;
+  },
+  set(value) {
+    if (!Object.hasOwn(this, key)) {
+      // An object inheriting from the holder gets its own property, as with a
+      // writable data property on its prototype.
+      Object.defineProperty(this, key, dataDescriptor(value));
+      return;
+    }
+    try {
+      Object.defineProperty(this, key, dataDescriptor(value));
+    } catch {
+      if (Object.isFrozen(this)) throw new TypeError(`Cannot assign to read only property '${key}' of object '#<Object>'`);
+      stuckValues(this).set(key, value);
+    }
+  },
+  enumerable: true,
+  configurable: true,
+}));
 
 /** Makes the keys cut from `entry`'s line (bit mask of slots) lazy; records each in `track`. */
 function makeLazy(entry, cuts, source, position, track) {
+  const origin = { source, position };
   const message = entry.message;
+  let entryDone = false;
+  let messageDone = false;
   for (let slot = 0; slot < SLOTS.length; slot++) {
     if ((cuts & (1 << slot)) === 0) continue;
     const [inMessage, key] = SLOTS[slot];
     const holder = inMessage ? message : entry;
-    defineLazy(holder, key, source, position, slot);
+    if (inMessage ? !messageDone : !entryDone) {
+      new Origin(holder, origin);
+      if (inMessage) messageDone = true;
+      else entryDone = true;
+    }
+    Object.defineProperty(holder, key, ACCESSORS[slot]);
     track?.push(holder, key);
   }
 }
@@ -108,4 +147,4 @@ function forceAll(track) {
   }
 }
 
-module.exports = { THRESHOLD, LazySource, makeLazy, forceAll, handed };
+module.exports = { LazySource, makeLazy, forceAll, handed };

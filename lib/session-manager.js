@@ -112,7 +112,7 @@ class SessionManager {
   #build(batch) {
     const objects = this.#objects;
     const [asciiText, otherText, isAscii, cuts] = call(() =>
-      this.#native.skeletons(Uint32Array.from(batch), lazy.THRESHOLD),
+      this.#native.skeletons(Uint32Array.from(batch)),
     );
     lazy.handed.chars += asciiText.length + otherText.length;
     const ascii = JSON.parse(asciiText);

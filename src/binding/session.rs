@@ -483,16 +483,8 @@ impl NativeSession {
 
     /// `[asciiSkeletons, otherSkeletons, mask, cuts]`: see `Session::skeletons`.
     #[napi(catch_unwind)]
-    pub fn skeletons<'env>(
-        &self,
-        env: &'env Env,
-        positions: Uint32Array,
-        threshold: u32,
-    ) -> Result<Array<'env>> {
-        let split = self
-            .inner()
-            .skeletons(&positions, threshold as usize)
-            .map_err(to_napi)?;
+    pub fn skeletons<'env>(&self, env: &'env Env, positions: Uint32Array) -> Result<Array<'env>> {
+        let split = self.inner().skeletons(&positions).map_err(to_napi)?;
         let mut parts = env.create_array(4)?;
         parts.set(0, env.create_string_latin1(&split.ascii)?)?;
         parts.set(1, utf8_text(split.other))?;

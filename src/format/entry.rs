@@ -248,12 +248,18 @@ fn version_number(seen: &Seen, raw_is_bool: Option<bool>) -> f64 {
     f64::NAN
 }
 
-fn read_role(cur: &mut Cursor, counter: &mut u32) -> Result<Role, SyntaxError> {
+fn read_role(
+    cur: &mut Cursor,
+    counter: &mut u32,
+    spans: &mut impl MemberSpans,
+) -> Result<Role, SyntaxError> {
     cur.skip_ws();
     match cur.peek() {
         Some(b'{') => {
             let mut role = Role::Other;
             for_each_member(cur, |key, cur| {
+                cur.skip_ws();
+                let start = cur.i;
                 if key == b"role" {
                     let seen = read_value(cur, counter)?;
                     role = match seen.text_str() {
@@ -263,6 +269,7 @@ fn read_role(cur: &mut Cursor, counter: &mut u32) -> Result<Role, SyntaxError> {
                 } else {
                     cur.skip_value()?;
                 }
+                spans.inner(key, start, cur.i);
                 Ok(())
             })?;
             Ok(role)
@@ -276,6 +283,21 @@ fn read_role(cur: &mut Cursor, counter: &mut u32) -> Result<Role, SyntaxError> {
             Ok(Role::Other)
         }
     }
+}
+
+/// Told the span of each member of a line's object and of its `message`
+/// object as `read_line_with` walks them (`format::lazy` finds cuts so, while
+/// the line is read anyway).
+pub trait MemberSpans {
+    /// A top-level member: its decoded key and its value's span in the line.
+    fn top(&mut self, key: &[u8], start: usize, end: usize);
+    /// A member of the top-level `message` object.
+    fn inner(&mut self, key: &[u8], start: usize, end: usize);
+}
+
+impl MemberSpans for () {
+    fn top(&mut self, _: &[u8], _: usize, _: usize) {}
+    fn inner(&mut self, _: &[u8], _: usize, _: usize) {}
 }
 
 /// Calls `visit(key, cursor)` for each member of the object at the cursor; the
@@ -353,10 +375,16 @@ pub fn for_each_element<'a>(
 /// inside strings either way, so the grammar can be checked on the raw bytes;
 /// only the string values we keep are decoded.
 pub fn read_line(line: &[u8]) -> LineRead {
-    read_text(line).unwrap_or(LineRead::Skipped)
+    read_line_with(line, &mut ())
 }
 
-fn read_text(text: &[u8]) -> Result<LineRead, SyntaxError> {
+/// `read_line`, telling `spans` where the members of an object line are (told
+/// for a line it skips too).
+pub fn read_line_with(line: &[u8], spans: &mut impl MemberSpans) -> LineRead {
+    read_text(line, spans).unwrap_or(LineRead::Skipped)
+}
+
+fn read_text(text: &[u8], spans: &mut impl MemberSpans) -> Result<LineRead, SyntaxError> {
     let mut cur = Cursor::new(text);
     cur.skip_ws();
     let entry = match cur.peek() {
@@ -367,6 +395,8 @@ fn read_text(text: &[u8]) -> Result<LineRead, SyntaxError> {
             let mut role = Role::MessageUndefined;
             let mut version: Option<f64> = None;
             for_each_member(&mut cur, |key, cur| {
+                cur.skip_ws();
+                let start = cur.i;
                 match key {
                     b"type" => {
                         kind = read_value(cur, &mut counter)?
@@ -409,9 +439,10 @@ fn read_text(text: &[u8]) -> Result<LineRead, SyntaxError> {
                             Some(version_number(&seen, as_bool))
                         };
                     }
-                    b"message" => role = read_role(cur, &mut counter)?,
+                    b"message" => role = read_role(cur, &mut counter, spans)?,
                     _ => cur.skip_value()?,
                 }
+                spans.top(key, start, cur.i);
                 Ok(())
             })?;
             meta.kind = kind;

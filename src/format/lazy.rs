@@ -1,17 +1,21 @@
-//! The heavy parts of an entry's line, found without building it: a message's
-//! `content` and `details`, a custom message's `content` and `details`, a
-//! summary's `summary` and `details`, custom `data`, a compaction's
-//! `systemMessage`. A line's *skeleton* is the
-//! line with each heavy value longer than a threshold replaced by `0`, in place,
-//! so `JSON.parse` of the skeleton has the line's keys in the line's order; the
-//! values cut are read from the line later, one at a time, when first asked for.
+//! The heavy parts of an entry's line, found without building it: longer than
+//! a threshold, a message's `content` and `details`, and the top-level
+//! `content`, `details`, `summary`, `data` and `systemMessage` (of custom
+//! messages, summaries, custom entries, compactions). A line's *skeleton* is
+//! the line with each of them (its *cuts*) replaced by `0`, in place, so
+//! `JSON.parse` of the skeleton has the line's keys in the line's order; the
+//! values cut are read from the line later, one at a time, when first asked
+//! for. The rest of a message stays: pi reads every message's role and usage
+//! as it starts.
 
-use super::entry::for_each_member;
-use super::json::{Cursor, SyntaxError};
+use super::entry::{read_line_with, LineRead, MemberSpans};
 
-/// The places a heavy value may be: `message`'s keys, then top-level keys.
-/// A cut's slot is its index here; a line's cuts are a bit mask of slots
-/// (`lib/lazy.js` holds the same list).
+/// Values longer than this (bytes of JSON text) are cut; smaller ones stay inline.
+pub const THRESHOLD: usize = 512;
+
+/// The places a heavy value may be: (in `message`, key). A cut's slot is its
+/// index here; a skeleton's cuts are a bit mask of slots (`lib/lazy.js` holds
+/// the same list).
 pub const SLOTS: [(bool, &str); 7] = [
     (true, "content"),
     (true, "details"),
@@ -22,7 +26,7 @@ pub const SLOTS: [(bool, &str); 7] = [
     (false, "systemMessage"),
 ];
 
-/// One heavy value of a line: its slot and its span in the line.
+/// One cut of a line: its slot and its span in the line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cut {
     pub slot: u8,
@@ -30,82 +34,80 @@ pub struct Cut {
     pub end: usize,
 }
 
-/// The members of the object at the cursor: (decoded key, value span).
-fn members(cur: &mut Cursor, mut each: impl FnMut(&[u8], usize, usize)) -> Result<(), SyntaxError> {
-    for_each_member(cur, |key, cur| {
-        cur.skip_ws();
-        let start = cur.i;
-        cur.skip_value()?;
-        each(key, start, cur.i);
-        Ok(())
-    })
+/// Finds a line's cuts from the spans of its members as `read_line_with`
+/// walks them (when a session is opened, each line is read so anyway).
+pub struct CutFinder {
+    threshold: usize,
+    out: Vec<Cut>,
+    seen: u32,
+    repeated: bool,
+    /// Whether `message` was seen (a repeated one makes the line whole).
+    message: bool,
 }
 
-/// Every heavy value of `line` whose JSON text is longer than `threshold`
-/// bytes, in line order. A line whose candidate keys repeat (where `JSON.parse`
-/// keeps the last value at the first key's place), or that is not an object,
-/// has none: it is handed out whole.
-pub fn cuts(line: &[u8], threshold: usize) -> Vec<Cut> {
-    let mut out = Vec::new();
-    let mut seen = 0u32;
-    let mut repeated = false;
-    let mut message: Option<(usize, usize)> = None;
-    let mut cur = Cursor::new(line);
-    let top = members(&mut cur, |key, start, end| {
+impl CutFinder {
+    pub fn new(threshold: usize) -> CutFinder {
+        CutFinder {
+            threshold,
+            out: Vec::new(),
+            seen: 0,
+            repeated: false,
+            message: false,
+        }
+    }
+
+    fn note(&mut self, in_message: bool, key: &[u8], start: usize, end: usize) {
+        for (slot, &(inside, name)) in SLOTS.iter().enumerate() {
+            if inside != in_message || key != name.as_bytes() {
+                continue;
+            }
+            self.repeated |= self.seen & (1 << slot) != 0;
+            self.seen |= 1 << slot;
+            if end - start > self.threshold {
+                self.out.push(Cut {
+                    slot: slot as u8,
+                    start,
+                    end,
+                });
+            }
+        }
+    }
+
+    /// The cuts, by start. A line whose candidate keys repeat (where
+    /// `JSON.parse` keeps the last value at the first key's place), or that
+    /// `read_line_with` skips, has none: it is handed out whole.
+    pub fn finish(mut self, read: &LineRead) -> Vec<Cut> {
+        if self.repeated || matches!(read, LineRead::Skipped) {
+            return Vec::new();
+        }
+        self.out.sort_by_key(|c| c.start);
+        self.out
+    }
+}
+
+impl MemberSpans for CutFinder {
+    fn top(&mut self, key: &[u8], start: usize, end: usize) {
         if key == b"message" {
-            repeated |= seen & (1 << 7) != 0;
-            seen |= 1 << 7;
-            message = Some((start, end));
-            return;
+            self.repeated |= self.message;
+            self.message = true;
         }
-        for (slot, &(in_message, name)) in SLOTS.iter().enumerate() {
-            if !in_message && key == name.as_bytes() {
-                repeated |= seen & (1 << slot) != 0;
-                seen |= 1 << slot;
-                if end - start > threshold {
-                    out.push(Cut {
-                        slot: slot as u8,
-                        start,
-                        end,
-                    });
-                }
-            }
-        }
-    });
-    if top.is_err() || repeated {
-        return Vec::new();
+        self.note(false, key, start, end);
     }
-    if let Some((start, end)) = message {
-        if line[start] == b'{' {
-            let mut cur = Cursor::new(&line[..end]);
-            cur.i = start;
-            let mut inner = Vec::new();
-            let walked = members(&mut cur, |key, s, e| {
-                for (slot, &(in_message, name)) in SLOTS.iter().enumerate() {
-                    if in_message && key == name.as_bytes() {
-                        repeated |= seen & (1 << slot) != 0;
-                        seen |= 1 << slot;
-                        if e - s > threshold {
-                            inner.push(Cut {
-                                slot: slot as u8,
-                                start: s,
-                                end: e,
-                            });
-                        }
-                    }
-                }
-            });
-            if walked.is_err() || repeated {
-                return Vec::new();
-            }
-            out.extend(inner);
-            out.sort_by_key(|c| c.start);
-        }
+
+    fn inner(&mut self, key: &[u8], start: usize, end: usize) {
+        self.note(true, key, start, end);
     }
-    out
 }
 
-/// The bit mask of the slots in `cuts`.
+/// The cuts of `line` (heavy values longer than `threshold`), in line order;
+/// none for a line that is not a JSON object.
+pub fn cuts(line: &[u8], threshold: usize) -> Vec<Cut> {
+    let mut finder = CutFinder::new(threshold);
+    let read = read_line_with(line, &mut finder);
+    finder.finish(&read)
+}
+
+/// The bit mask of the slots of `cuts`.
 pub fn mask(cuts: &[Cut]) -> u8 {
     cuts.iter().fold(0, |m, c| m | 1 << c.slot)
 }
@@ -174,10 +176,12 @@ mod tests {
         for line in [
             r#"{"summary":"long summary","summary":"other long one"}"#,
             r#"{"message":{"content":"long content"},"message":{"content":"long content"}}"#,
+            r#"{"message":{"content":"long content"},"message":1}"#,
             r#"{"message":{"content":"long content","content":"long content"}}"#,
             r#"{"message":{"content":"long content"},"content":"long content","content":"x"}"#,
             r#"[1,2,3]"#,
             r#"{"summary":"long summary""#,
+            r#"{"message":{"content":"long content""#,
         ] {
             assert_eq!(skeleton(line, 3), (line.to_string(), 0), "{line}");
         }

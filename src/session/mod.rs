@@ -17,7 +17,9 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::format::entry::{read_line, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY};
+use crate::format::entry::{
+    read_line, read_line_with, EntryMeta, Key, Kind, LineRead, Role, NULL_KEY,
+};
 use crate::format::json::{self, JsValue};
 use crate::format::json_text;
 use crate::format::lazy;
@@ -157,6 +159,56 @@ pub struct Session {
     /// `position << 8 | slot`: their span in the line and the hash of its bytes,
     /// so `cut_value` reads and checks only the value.
     cut_spans: HashMap<u64, CutSpan>,
+    recorded: RecordedCuts,
+}
+
+/// The cuts (`format::lazy`) of the lines `open` read, found while it read
+/// them, so a skeleton is written without walking its line again: line `p`'s
+/// are `cuts[first[p]..first[p + 1]]`. Emptied whenever the lines are replaced.
+#[derive(Default)]
+struct RecordedCuts {
+    first: Vec<u32>,
+    cuts: Vec<(u8, u32, u32)>,
+}
+
+impl RecordedCuts {
+    fn from_lines(per_line: impl ExactSizeIterator<Item = Vec<lazy::Cut>>) -> RecordedCuts {
+        let mut recorded = RecordedCuts {
+            first: Vec::with_capacity(per_line.len() + 1),
+            cuts: Vec::new(),
+        };
+        for cuts in per_line {
+            recorded.first.push(recorded.cuts.len() as u32);
+            // A line past 4 GiB (never a JavaScript string) keeps no cuts.
+            if cuts.last().is_some_and(|c| c.end > u32::MAX as usize) {
+                continue;
+            }
+            let stored = cuts.iter().map(|c| (c.slot, c.start as u32, c.end as u32));
+            recorded.cuts.extend(stored);
+        }
+        recorded.first.push(recorded.cuts.len() as u32);
+        recorded
+    }
+
+    fn of(&self, position: u32) -> Option<Vec<lazy::Cut>> {
+        let p = position as usize;
+        let (&from, &to) = (self.first.get(p)?, self.first.get(p + 1)?);
+        let stored = &self.cuts[from as usize..to as usize];
+        Some(
+            stored
+                .iter()
+                .map(|&(slot, start, end)| lazy::Cut {
+                    slot,
+                    start: start as usize,
+                    end: end as usize,
+                })
+                .collect(),
+        )
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.first.capacity() * 4 + self.cuts.capacity() * 12
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -223,6 +275,7 @@ impl Session {
             files: PoolOwner::new(),
             owned_bytes: 0,
             cut_spans: HashMap::default(),
+            recorded: RecordedCuts::default(),
         }
     }
 
@@ -232,6 +285,7 @@ impl Session {
             + self.lines.capacity() * std::mem::size_of::<Line>()
             + self.owned_bytes
             + self.cut_spans.capacity() * 32
+            + self.recorded.heap_bytes()
     }
 
     /// Reads lines from `file` (just read, at `path`) from now on.
@@ -298,6 +352,7 @@ impl Session {
         self.index.push(header);
         self.lines = vec![Line::Pending];
         self.cut_spans = HashMap::default();
+        self.recorded = RecordedCuts::default();
         self.owned_bytes = 0;
         self.drop_source();
         self.flushed = false;
@@ -307,6 +362,7 @@ impl Session {
     pub fn load_objects(&mut self, metas: Vec<EntryMeta>) {
         self.lines = vec![Line::Pending; metas.len()];
         self.cut_spans = HashMap::default();
+        self.recorded = RecordedCuts::default();
         self.index = EntryIndex::from_metas(metas);
         self.owned_bytes = 0;
         self.drop_source();
@@ -369,18 +425,14 @@ impl Session {
         }
     }
 
-    /// The skeletons of the lines at `positions` (each value `format::lazy`
-    /// finds heavy and longer than `threshold` bytes replaced by `0`, its slot
-    /// in `cuts`) as two JSON array texts, the pure-ASCII ones and the others,
-    /// with a mask saying which array each position went to: V8 parses a
-    /// one-byte (ASCII) string faster than a two-byte one, and one non-ASCII
-    /// line would otherwise make a whole batch two-byte. The values cut are
-    /// read later, one at a time, by `cut_value`.
-    pub fn skeletons(
-        &mut self,
-        positions: &[u32],
-        threshold: usize,
-    ) -> Result<SplitLines, SessionError> {
+    /// The skeletons of the lines at `positions` (each heavy value
+    /// `format::lazy` finds replaced by `0`, its slot in `cuts`) as two JSON
+    /// array texts, the pure-ASCII ones and the others, with a mask saying
+    /// which array each position went to: V8 parses a one-byte (ASCII) string
+    /// faster than a two-byte one, and one non-ASCII line would otherwise make
+    /// a whole batch two-byte. The values cut are read later, one at a time,
+    /// by `cut_value`.
+    pub fn skeletons(&mut self, positions: &[u32]) -> Result<SplitLines, SessionError> {
         let mut ascii = vec![b'['];
         let mut other = vec![b'['];
         let mut mask = Vec::with_capacity(positions.len());
@@ -389,11 +441,17 @@ impl Session {
         let mut spans = Vec::new();
         let mut at = 0;
         self.each_line(positions, |line| {
-            let cuts = lazy::cuts(line, threshold);
+            let position = positions[at];
+            at += 1;
+            let recorded = match self.lines.get(position as usize) {
+                Some(Line::File { .. }) => self.recorded.of(position),
+                _ => None,
+            };
+            let cuts = recorded.unwrap_or_else(|| lazy::cuts(line, lazy::THRESHOLD));
             for cut in &cuts {
                 let bytes = &line[cut.start..cut.end];
                 spans.push((
-                    u64::from(positions[at]) << 8 | u64::from(cut.slot),
+                    u64::from(position) << 8 | u64::from(cut.slot),
                     CutSpan {
                         start: cut.start as u32,
                         len: bytes.len() as u32,
@@ -401,7 +459,6 @@ impl Session {
                     },
                 ));
             }
-            at += 1;
             let text: &[u8] = if cuts.is_empty() {
                 line
             } else {
@@ -541,16 +598,22 @@ impl Session {
         }
         let source = store::open_read(path)?;
         let identity = FileIdentity::of(&source)?;
-        let (entries, size, unterminated) =
-            read_lines_parallel(&source, |line| match read_line(line) {
-                LineRead::Entry(meta) => Some((meta, line_hash(line))),
+        let (entries, size, unterminated) = read_lines_parallel(&source, |line| {
+            let mut finder = lazy::CutFinder::new(lazy::THRESHOLD);
+            let read = read_line_with(line, &mut finder);
+            let cuts = finder.finish(&read);
+            match read {
+                LineRead::Entry(meta) => Some((meta, line_hash(line), cuts)),
                 LineRead::Skipped => None,
-            })?;
+            }
+        })?;
         let mut metas = Vec::with_capacity(entries.len());
         let mut lines = Vec::with_capacity(entries.len());
-        for (offset, len, (meta, hash)) in entries {
+        let mut cuts = Vec::with_capacity(entries.len());
+        for (offset, len, (meta, hash, line_cuts)) in entries {
             metas.push(meta);
             lines.push(Line::File { offset, len, hash });
+            cuts.push(line_cuts);
         }
         let Some(first) = metas.first() else {
             return if size == 0 {
@@ -569,6 +632,7 @@ impl Session {
         let migration = migrate::plan(&metas);
         let mut loaded = Session::new(self.persist);
         loaded.lines = lines;
+        loaded.recorded = RecordedCuts::from_lines(cuts.into_iter());
         loaded.flushed = true;
         loaded.file = Some(path.to_path_buf());
         loaded.set_source(path, source, identity);
@@ -595,6 +659,7 @@ impl Session {
                 })
                 .collect();
             loaded.owned_bytes = migrated.iter().map(Vec::len).sum();
+            loaded.recorded = RecordedCuts::default();
             loaded.lines = migrated
                 .into_iter()
                 .map(|l| Line::Owned(l.into_boxed_slice()))
@@ -936,6 +1001,7 @@ impl Session {
         self.index = index;
         self.lines = lines;
         self.cut_spans = HashMap::default();
+        self.recorded = RecordedCuts::default();
         self.owned_bytes = owned_bytes;
         self.drop_source();
         if let Some((path, file, identity)) = source {
@@ -1441,6 +1507,49 @@ mod tests {
         // Truncated: too short to hold the line.
         std::fs::write(&file, header).unwrap();
         assert!(changed(s.line(2).map(|_| ())));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn skeletons_from_the_cuts_found_at_open_equal_those_found_again() {
+        let dir = temp_dir();
+        let file = dir.join("heavy.jsonl");
+        let big = "x".repeat(lazy::THRESHOLD + 1);
+        let mut lines = vec![r#"{"type":"session","id":"s","version":3}"#.to_string()];
+        lines.push(format!(r#"{{"type":"message","id":"a","parentId":null,"message":{{"role":"user","content":"{big}","details":{{"d":"{big}"}}}}}}"#));
+        lines.push(format!(r#"{{"type":"compaction","id":"b","parentId":"a","summary":"{big}","details":{{}},"systemMessage":{{"content":"é{big}"}}}}"#));
+        lines.push(format!(
+            r#"{{"type":"custom","id":"c","parentId":"b","data":["{big}"],"summary":"small"}}"#
+        ));
+        lines.push(format!(r#"{{"type":"message","id":"d","parentId":"c","message":{{"content":"{big}"}},"message":{{"role":"user"}}}}"#));
+        lines.push(r#"{"type":"label","id":"e","parentId":"d"}"#.to_string());
+        std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+        let mut opened = Session::new(true);
+        assert!(opened.open(&file).is_ok());
+        let positions: Vec<u32> = (0..lines.len() as u32).collect();
+        let from_open = opened.skeletons(&positions).unwrap();
+        // The same lines held in memory: their cuts are found again.
+        let mut owned = Session::new(false);
+        owned.lines = lines
+            .iter()
+            .map(|l| Line::Owned(l.as_bytes().into()))
+            .collect();
+        let found = owned.skeletons(&positions).unwrap();
+        assert_eq!(from_open.ascii, found.ascii);
+        assert_eq!(from_open.other, found.other);
+        assert_eq!(from_open.cuts, found.cuts);
+        assert_eq!(from_open.cuts, vec![0, 0b11, 1 << 4 | 1 << 6, 1 << 5, 0, 0]);
+        let text = String::from_utf8(from_open.ascii).unwrap();
+        assert!(text.contains(r#""message":{"role":"user","content":0,"details":0}"#));
+        assert!(text.contains(r#""data":0,"summary":"small""#));
+        assert_eq!(
+            opened.cut_value(2, 6).unwrap(),
+            format!(r#"{{"content":"é{big}"}}"#).into_bytes()
+        );
+        assert_eq!(
+            opened.cut_value(3, 5).unwrap(),
+            owned.cut_value(3, 5).unwrap()
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
