@@ -205,12 +205,17 @@ pub fn for_reading(
 }
 
 /// The file `owner` appends to at `path`, opened (and created) with `O_APPEND`
-/// if the pool has none. A pooled file that lost its last link (deleted or
+/// if the pool has none, and its status before the append (`None` if that
+/// could not be read). A pooled file that lost its last link (deleted or
 /// replaced behind our back) is opened again by path, as a fresh open would.
-pub fn for_appending(owner: &PoolOwner, path: &Path) -> Result<Arc<File>, IoFailure> {
+pub fn for_appending(
+    owner: &PoolOwner,
+    path: &Path,
+) -> Result<(Arc<File>, Option<crate::os::Stat>), IoFailure> {
     if let Some(file) = pool().find(owner.0, Use::Append, path) {
-        if crate::os::fstat(&file).is_ok_and(|st| st.nlink > 0) {
-            return Ok(file);
+        match crate::os::fstat(&file) {
+            Ok(st) if st.nlink > 0 => return Ok((file, Some(st))),
+            _ => {}
         }
     }
     let file = OpenOptions::new()
@@ -221,7 +226,8 @@ pub fn for_appending(owner: &PoolOwner, path: &Path) -> Result<Arc<File>, IoFail
     let file = Arc::new(file);
     let closed = pool().insert(owner.0, Use::Append, path, file.clone());
     drop(closed);
-    Ok(file)
+    let st = crate::os::fstat(&file).ok();
+    Ok((file, st))
 }
 
 /// Descriptors the pool holds now.

@@ -769,6 +769,7 @@ impl Session {
         flush: Option<Vec<(u32, Vec<u8>)>>,
     ) -> Result<u32, SessionError> {
         let mut line = line;
+        let mut in_source = None;
         match (line.as_mut(), flush, &self.file) {
             (Some(line), Some(flush), Some(path)) => {
                 let content = self.content_with(&flush, Some(line))?;
@@ -779,21 +780,51 @@ impl Session {
             (Some(line), None, Some(path)) => {
                 // The newline goes on the caller's buffer so the write needs no copy.
                 line.push(b'\n');
-                let written = file_pool::for_appending(&self.files, path)
-                    .and_then(|file| store::append_to(&file, line));
+                let written =
+                    file_pool::for_appending(&self.files, path).and_then(|(file, before)| {
+                        store::append_to(&file, line)?;
+                        Ok((before, crate::os::fstat(&file).ok()))
+                    });
                 line.pop();
-                written?;
+                let (before, after) = written?;
+                in_source = self.appended_at(path, before, after, line.len() as u64 + 1);
             }
             _ => {}
         }
-        self.lines.push(match line {
-            Some(l) => {
+        self.lines.push(match (line, in_source) {
+            (Some(l), Some(offset)) => Line::File {
+                offset,
+                len: l.len(),
+                hash: line_hash(&l),
+            },
+            (Some(l), None) => {
                 self.owned_bytes += l.len();
                 Line::Owned(l.into_boxed_slice())
             }
-            None => Line::Pending,
+            (None, _) => Line::Pending,
         });
         Ok(self.index.push(meta))
+    }
+
+    /// Where a line of `written` bytes just appended to `path` is, when that is
+    /// the file the session reads its lines from and it grew by exactly those
+    /// bytes (no other process appended meanwhile): then the session keeps the
+    /// line's span, not a copy, as it does for the lines it read.
+    fn appended_at(
+        &self,
+        path: &Path,
+        before: Option<crate::os::Stat>,
+        after: Option<crate::os::Stat>,
+        written: u64,
+    ) -> Option<u64> {
+        let (source, before, after) = (self.source.as_ref()?, before?, after?);
+        let same_file = source.path == path
+            && source.identity
+                == (FileIdentity {
+                    dev: before.dev,
+                    ino: before.ino,
+                });
+        (same_file && after.size == before.size + written).then_some(before.size)
     }
 
     /// `_persist(entry)` for an entry that is not appended: its line is written
@@ -816,7 +847,7 @@ impl Session {
             None => {
                 let mut data = line.to_vec();
                 data.push(b'\n');
-                let file = file_pool::for_appending(&self.files, &path)?;
+                let (file, _) = file_pool::for_appending(&self.files, &path)?;
                 store::append_to(&file, &data)?;
             }
         }
@@ -1550,6 +1581,46 @@ mod tests {
             opened.cut_value(3, 5).unwrap(),
             owned.cut_value(3, 5).unwrap()
         );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn appended_lines_are_kept_as_spans_of_the_file_read() {
+        let dir = temp_dir();
+        let file = dir.join("grows.jsonl");
+        let header = r#"{"type":"session","id":"s","version":3}"#;
+        let user = |id: &str| {
+            format!(
+                r#"{{"type":"message","id":"{id}","parentId":null,"message":{{"role":"user","content":"é"}}}}"#
+            )
+        };
+        std::fs::write(&file, format!("{header}\n{}\n", user("a"))).unwrap();
+        let mut s = Session::new(true);
+        assert!(s.open(&file).is_ok());
+        let b = s.append_line(user("b").into_bytes()).unwrap();
+        assert!(matches!(s.lines[b as usize], Line::File { .. }));
+        // Another process appends: the next line is found after its bytes.
+        let mut other = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&file)
+            .unwrap();
+        std::io::Write::write_all(&mut other, b"{\"foreign\":1}\n").unwrap();
+        let c = s.append_line(user("c").into_bytes()).unwrap();
+        assert!(matches!(s.lines[c as usize], Line::File { .. }));
+        assert_eq!(s.line(b).unwrap().as_deref(), Some(user("b").as_bytes()));
+        assert_eq!(s.line(c).unwrap().as_deref(), Some(user("c").as_bytes()));
+        assert_eq!(s.owned_bytes, 0);
+        // Replaced by another file at the same path: appends go there, and the
+        // session keeps its own copy of the line, the file it read being gone.
+        // (Windows does not delete a file open here.)
+        if cfg!(windows) {
+            return;
+        }
+        std::fs::remove_file(&file).unwrap();
+        std::fs::write(&file, format!("{header}\n")).unwrap();
+        let d = s.append_line(user("d").into_bytes()).unwrap();
+        assert!(matches!(s.lines[d as usize], Line::Owned(_)));
+        assert_eq!(s.line(d).unwrap().as_deref(), Some(user("d").as_bytes()));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
