@@ -11,6 +11,7 @@ import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import util from "node:util";
 import { ours } from "./helpers/ours.mjs";
 import { reference, REPO_ROOT } from "./helpers/reference.mjs";
 
@@ -151,6 +152,26 @@ test("reading one field makes only that one; later reads return the same value",
 		assert.equal(mine.getEntries()[3], tool, "the same entry object");
 		assert.deepStrictEqual(tool, theirTool);
 		assert.deepEqual(lazyPaths(tool), [], "deep equality read the rest");
+	}));
+
+test("where a lazy value comes from is invisible: own keys, symbols, inspect; a copied accessor says it was copied", () =>
+	withFiles((files) => {
+		const { mine, theirs } = openBoth(files);
+		const tool = mine.getEntries()[3];
+		const theirTool = theirs.getEntries()[3];
+		assert.deepEqual(Reflect.ownKeys(tool), Reflect.ownKeys(theirTool));
+		assert.deepEqual(Reflect.ownKeys(tool.message), Reflect.ownKeys(theirTool.message));
+		assert.deepEqual(Object.getOwnPropertySymbols(tool.message), []);
+		const shown = util.inspect(tool, { depth: 0, showHidden: true });
+		assert.ok(!/origin|#/i.test(shown), shown);
+		// Another object with the accessor's descriptor, the value not read yet.
+		const copy = Object.defineProperties({}, Object.getOwnPropertyDescriptors(tool.message));
+		assert.throws(() => copy.content, { name: "TypeError", message: "The value of 'content' was not read before its accessor was copied from a session entry" });
+		// An object inheriting from the entry's message reads the value, and the message keeps it.
+		const child = Object.create(tool.message);
+		assert.deepStrictEqual(child.details, theirTool.message.details);
+		assert.deepEqual(lazyPaths(tool), ["message.content"]);
+		assert.deepStrictEqual(tool, theirTool);
 	}));
 
 test("a mutation through a lazy value persists, and buildSessionContext sees it as the reference's does", () =>

@@ -73,7 +73,7 @@ class Origin extends ReturnsObject {
   }
 
   static of(holder) {
-    return holder.#origin;
+    return #origin in holder ? holder.#origin : undefined;
   }
 }
 
@@ -91,6 +91,10 @@ const ACCESSORS = SLOTS.map(([, key], slot) => ({
     const values = stuck.get(holder);
     if (values !== undefined && values.has(key)) return values.get(key);
     const origin = Origin.of(holder);
+    if (origin === undefined) {
+      // Its descriptor was copied onto another object before the value was read.
+      throw new TypeError(`The value of '${key}' was not read before its accessor was copied from a session entry`);
+    }
     const value = origin.source.read(origin.position, slot);
     try {
       Object.defineProperty(holder, key, dataDescriptor(value));
