@@ -26,7 +26,9 @@ const skip =
 
 const BUNDLE_CLI = path.join(REPO_ROOT, "node_modules", "@earendil-works", "pi-coding-agent", "dist", "bundle", "cli.js");
 const REGISTER = path.join(REPO_ROOT, "register.cjs");
-const TURNS = 400;
+const TURNS = 600;
+// Each answer's text over lib/lazy.js's threshold: pi reads it through a lazy value.
+const BULK = 3000;
 
 const root = fs.mkdtempSync(path.join(os.tmpdir(), "pi-tui-register-"));
 const windows = [];
@@ -36,11 +38,16 @@ after(() => {
 });
 
 const PROBE = `import fs from "node:fs";
+import { createRequire } from "node:module";
+const require = createRequire(import.meta.url);
 export default function (pi) {
   pi.on("session_start", (event, ctx) => {
     const cls = Object.getPrototypeOf(ctx.sessionManager).constructor;
     const native = Boolean(cls[Symbol.for("pi-session-native.nativeClass")]);
-    fs.appendFileSync(process.env.PROBE_FILE, JSON.stringify({ reason: event.reason, native, entries: ctx.sessionManager.getEntries().length }) + "\\n");
+    // Characters of entry text this package handed to JavaScript so far (its entries are
+    // built from skeletons, their heavy values read when first asked for).
+    const handed = native ? require(process.env.PROBE_LAZY).handed.chars : 0;
+    fs.appendFileSync(process.env.PROBE_FILE, JSON.stringify({ reason: event.reason, native, handed, entries: ctx.sessionManager.getEntries().length }) + "\\n");
   });
 }
 `;
@@ -55,7 +62,7 @@ function world(label) {
 	const realCwd = fs.realpathSync(cwd);
 	writeCorpus(agentDir, realCwd, { folders: 2, perFolder: 12 });
 	const long = path.join(agentDir, "sessions", encodeCwd(realCwd), "2023-06-01T09-00-00-000Z_0000aaaa-0000-4000-8000-00000000beef.jsonl");
-	fs.writeFileSync(long, sessionText({ id: "0000aaaa-0000-4000-8000-00000000beef", cwd: realCwd, startMs: Date.UTC(2023, 5, 1, 9), turns: TURNS, title: "the long session", name: "long one" }));
+	fs.writeFileSync(long, sessionText({ id: "0000aaaa-0000-4000-8000-00000000beef", cwd: realCwd, startMs: Date.UTC(2023, 5, 1, 9), turns: TURNS, title: "the long session", name: "long one", bulk: BULK }));
 	const probe = path.join(dir, "probe.mjs");
 	fs.writeFileSync(probe, PROBE);
 	return { agentDir, home, cwd: realCwd, probe, probeFile: path.join(dir, "probe.jsonl") };
@@ -68,7 +75,7 @@ async function startPi(w, env) {
 		home: w.home,
 		cli: BUNDLE_CLI,
 		args: ["-c", "-e", w.probe],
-		env: { PROBE_FILE: w.probeFile, ...env },
+		env: { PROBE_FILE: w.probeFile, PROBE_LAZY: path.join(REPO_ROOT, "lib", "lazy.js"), ...env },
 		ready: (screen) => screen.includes("long one") && screen.includes(`answer ${TURNS - 1} to the long session`),
 	});
 	windows.push(win);
@@ -137,4 +144,7 @@ test("pi -c, /tree, /resume and Enter, /fork and Enter: the same screens with th
 	assert.ok(ownStarts[0].entries > TURNS * 2, "pi -c opened the long session");
 	assert.ok(ownStarts.every((p) => !p.native), "pi's own class without the hook");
 	assert.ok(hookedStarts.every((p) => p.native), "every session native with the hook, the startup one included");
+	const size = fs.statSync(path.join(hooked.agentDir, "sessions", encodeCwd(hooked.cwd), "2023-06-01T09-00-00-000Z_0000aaaa-0000-4000-8000-00000000beef.jsonl")).size;
+	assert.ok(size > TURNS * BULK, `the long session has ${size} bytes`);
+	assert.ok(hookedStarts[0].handed > 0, "entries were built from the native side's skeletons");
 });

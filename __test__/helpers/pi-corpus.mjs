@@ -13,8 +13,20 @@ export function encodeCwd(cwd) {
 	return `--${path.resolve(cwd).replace(/^[/\\]/, "").replace(/[/\\:]/g, "-")}--`;
 }
 
-/** One session file's text: header, `turns` user/assistant pairs (each reply costing `cost` dollars), maybe a name. */
-export function sessionText({ id, cwd, startMs, turns, title, name, parentSession, cost = 0 }) {
+/** About `size` characters of words (varying with `seed`) and a blank line; "" for 0. */
+function filler(size, seed) {
+	if (size === 0) return "";
+	const words = ["parser", "listing", "session", "index", "branch", "folder", "module", "worker", "render", "cache"];
+	let text = "";
+	for (let i = 0; text.length < size; i++) text += `${words[(seed * 7 + i * 3) % words.length]}${i % 12 === 11 ? ".\n" : " "}`;
+	return `${text.trimEnd()}\n\n`;
+}
+
+/**
+ * One session file's text: header, `turns` user/assistant pairs (each reply costing `cost`
+ * dollars, each answer led by about `bulk` characters of filler), maybe a name.
+ */
+export function sessionText({ id, cwd, startMs, turns, title, name, parentSession, cost = 0, bulk = 0 }) {
 	const iso = (ms) => new Date(ms).toISOString();
 	const out = [J({ type: "session", version: 3, id, timestamp: iso(startMs), cwd, ...(parentSession ? { parentSession } : {}) })];
 	let parentId = null;
@@ -32,7 +44,7 @@ export function sessionText({ id, cwd, startMs, turns, title, name, parentSessio
 				timestamp: iso(at + 1000),
 				message: {
 					role: "assistant",
-					content: [{ type: "text", text: `answer ${t} to ${title}` }],
+					content: [{ type: "text", text: `${filler(bulk, t)}answer ${t} to ${title}` }],
 					provider: "test-provider",
 					model: "test-model",
 					usage: { input: 100 + t, output: 20 + t, cacheRead: 0, cacheWrite: 0, totalTokens: 120 + 2 * t, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: cost } },
