@@ -121,10 +121,10 @@ class SessionManager {
     let o = 0;
     let source;
     for (let i = 0; i < batch.length; i++) {
-      const entry = isAscii[i] ? ascii[a++] : other[o++];
+      let entry = isAscii[i] ? ascii[a++] : other[o++];
       if (cuts[i] !== 0) {
         source ??= this.#lazySource();
-        lazy.makeLazy(entry, cuts[i], source, batch[i], this.#lazy);
+        entry = lazy.makeLazy(entry, cuts[i], source, batch[i], this.#lazy);
       }
       objects[batch[i]] = entry;
     }
