@@ -643,6 +643,7 @@ impl Session {
             let old: Vec<&[u8]> = old.iter().map(Vec::as_slice).collect();
             let migrated = migrate::migrate_lines(plan, &old)?;
             // In-memory managers migrate without writing, like `_rewriteFile()`.
+            let mut written = None;
             if self.persist {
                 let mut content = Vec::new();
                 for line in &migrated {
@@ -650,6 +651,7 @@ impl Session {
                     content.push(b'\n');
                 }
                 store::replace(path, &content)?;
+                written = Some(content);
             }
             metas = migrated
                 .iter()
@@ -665,6 +667,9 @@ impl Session {
                 .map(|l| Line::Owned(l.into_boxed_slice()))
                 .collect();
             loaded.drop_source();
+            if let Some(content) = written {
+                loaded.read_lines_from(path, &content);
+            }
         }
         loaded.index = EntryIndex::from_metas(metas);
         *self = loaded;
@@ -684,6 +689,7 @@ impl Session {
         let content = self.content_with(&pending, None)?;
         store::replace(&path, &content)?;
         self.store_lines(pending);
+        self.read_lines_from(&path, &content);
         Ok(())
     }
 
@@ -770,10 +776,12 @@ impl Session {
     ) -> Result<u32, SessionError> {
         let mut line = line;
         let mut in_source = None;
+        let mut created = None;
         match (line.as_mut(), flush, &self.file) {
             (Some(line), Some(flush), Some(path)) => {
                 let content = self.content_with(&flush, Some(line))?;
                 store::create_new(path, &content)?;
+                created = Some((path.clone(), content));
                 self.store_lines(flush);
                 self.flushed = true;
             }
@@ -803,7 +811,42 @@ impl Session {
             }
             (None, _) => Line::Pending,
         });
-        Ok(self.index.push(meta))
+        let position = self.index.push(meta);
+        if let Some((path, content)) = created {
+            self.read_lines_from(&path, &content);
+        }
+        Ok(position)
+    }
+
+    /// After `content`, every entry's line each followed by `\n`, was written
+    /// to `path` as a new file: the lines are read from that file from now on,
+    /// as after `open`, rather than kept as copies. If the file cannot be
+    /// opened for reading, the copies stay.
+    fn read_lines_from(&mut self, path: &Path, content: &[u8]) {
+        let Ok(file) = store::open_read(path) else {
+            return;
+        };
+        let Ok(identity) = FileIdentity::of(&file) else {
+            return;
+        };
+        let mut offset = 0u64;
+        let mut lines = Vec::with_capacity(self.lines.len());
+        for line in content.split(|&b| b == b'\n').take(self.lines.len()) {
+            lines.push(Line::File {
+                offset,
+                len: line.len(),
+                hash: line_hash(line),
+            });
+            offset += line.len() as u64 + 1;
+        }
+        if lines.len() != self.lines.len() || offset != content.len() as u64 {
+            return;
+        }
+        // The same bytes at each position: cut spans and recorded cuts still hold.
+        self.lines = lines;
+        self.owned_bytes = 0;
+        self.drop_source();
+        self.set_source(path, file, identity);
     }
 
     /// Where a line of `written` bytes just appended to `path` is, when that is
@@ -843,6 +886,7 @@ impl Session {
                 store::create_new(&path, &content)?;
                 self.store_lines(flush);
                 self.flushed = true;
+                self.read_lines_from(&path, &content);
             }
             None => {
                 let mut data = line.to_vec();
@@ -1654,6 +1698,17 @@ mod tests {
             s.persist_plan(Role::User).unwrap(),
             PersistPlan::Append
         ));
+        // From the first flush on, the lines are read from the file written, not kept.
+        let next = r#"{"type":"message","id":"c","parentId":"b","message":{"role":"user"}}"#;
+        s.append_line(next.as_bytes().to_vec()).unwrap();
+        assert!(s.lines.iter().all(|l| matches!(l, Line::File { .. })));
+        assert_eq!(s.owned_bytes, 0);
+        let mut read = Vec::new();
+        s.each_line(&[0, 1, 2, 3], |l| {
+            read.push(String::from_utf8(l.to_vec()).unwrap())
+        })
+        .unwrap();
+        assert_eq!(read[1..], [model, user, next]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
