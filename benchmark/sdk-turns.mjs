@@ -186,6 +186,9 @@ async function child(side) {
 		global.gc();
 		const mem = process.memoryUsage();
 		const maxRss = process.resourceUsage().maxRSS * 1024;
+		// Linux: which part of the RSS is anonymous memory and which is mapped files.
+		const status = fs.existsSync("/proc/self/status") ? fs.readFileSync("/proc/self/status", "utf8") : "";
+		const statusKb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN) * 1024;
 
 		const sm = runtime.session.sessionManager;
 		const file = sm.getSessionFile();
@@ -202,6 +205,8 @@ async function child(side) {
 			heapUsed: mem.heapUsed,
 			external: mem.external,
 			maxRss,
+			rssAnon: statusKb("RssAnon"),
+			rssFile: statusKb("RssFile"),
 			entryCount: sm.getEntryCount(),
 			compactions: entries.filter((e) => e.type === "compaction").length,
 			fileBytes: fs.statSync(file).size,
@@ -247,7 +252,7 @@ function parent() {
 			const r = runChild(side);
 			results[side].push(r);
 			console.log(
-				`  ${side.padEnd(6)} total ${(r.totalMs / 1000).toFixed(1)} s, per turn first 100 ${ms(r.early)} last 100 ${ms(r.late)}, RSS ${MB(r.rss)} (peak ${MB(r.maxRss)}), heap ${MB(r.heapUsed)}, external ${MB(r.external)}; ${r.entryCount} entries, ${r.compactions} compactions, ${r.counts.summaries} summary requests, file ${MB(r.fileBytes)} (${r.fileLines} lines)`,
+				`  ${side.padEnd(6)} total ${(r.totalMs / 1000).toFixed(1)} s, per turn first 100 ${ms(r.early)} last 100 ${ms(r.late)}, RSS ${MB(r.rss)} (anon ${MB(r.rssAnon)}, file ${MB(r.rssFile)}; peak ${MB(r.maxRss)}), heap ${MB(r.heapUsed)}, external ${MB(r.external)}; ${r.entryCount} entries, ${r.compactions} compactions, ${r.counts.summaries} summary requests, file ${MB(r.fileBytes)} (${r.fileLines} lines)`,
 			);
 		}
 		const [p, n] = [results.pi[i], results.native[i]];
@@ -263,6 +268,8 @@ function parent() {
 		["per turn, last 100 turns", "late", ms],
 		["all turns", "totalMs", (v) => `${(v / 1000).toFixed(1)} s`],
 		["RSS after the last turn (after gc)", "rss", MB],
+		["RSS: anonymous memory (RssAnon)", "rssAnon", MB],
+		["RSS: mapped files (RssFile)", "rssFile", MB],
 		["heapUsed after the last turn", "heapUsed", MB],
 		["external after the last turn", "external", MB],
 		["peak RSS", "maxRss", MB],
