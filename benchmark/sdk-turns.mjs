@@ -35,6 +35,7 @@ import { createRequire } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { runtimeFactory } from "../__test__/helpers/sdk-runtime.mjs";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const BENCH_DIR = path.join(REPO_ROOT, "benchmark");
@@ -71,7 +72,7 @@ async function child(side) {
 	process.env.PI_OFFLINE = "1";
 	try {
 		const sdk = await import("@earendil-works/pi-coding-agent");
-		const { createAgentSessionFromServices, createAgentSessionRuntime, createAgentSessionServices, ModelRuntime, SessionManager, SettingsManager } = sdk;
+		const { createAgentSessionRuntime, ModelRuntime, SessionManager, SettingsManager } = sdk;
 		if (side === "native") createRequire(import.meta.url)("../index.js").useNativeSessions(SessionManager);
 		const { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } = await import("@earendil-works/pi-ai");
 		const { Type } = await import("typebox"); // pi-coding-agent's own dependency, what its tools use
@@ -145,25 +146,7 @@ async function child(side) {
 			if (faux.getPendingResponseCount() < 8) faux.appendResponses(Array.from({ length: 16 }, () => respond));
 		};
 
-		const createRuntime = async ({ cwd: runtimeCwd, sessionManager, sessionStartEvent }) => {
-			const services = await createAgentSessionServices({
-				cwd: runtimeCwd,
-				agentDir,
-				settingsManager,
-				modelRuntime,
-				resourceLoaderOptions: { noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true, noContextFiles: true },
-			});
-			const created = await createAgentSessionFromServices({
-				services,
-				sessionManager,
-				sessionStartEvent,
-				model,
-				thinkingLevel: "off",
-				tools: ["fetch_blob"],
-				customTools: [tool],
-			});
-			return { ...created, services, diagnostics: services.diagnostics };
-		};
+		const createRuntime = runtimeFactory(sdk, { agentDir, settingsManager, modelRuntime }, { model, thinkingLevel: "off", tools: ["fetch_blob"], customTools: [tool] });
 		const runtime = await createAgentSessionRuntime(createRuntime, { cwd, agentDir, sessionManager: SessionManager.create(cwd) });
 		const errors = [];
 		runtime.session.subscribe?.((event) => {

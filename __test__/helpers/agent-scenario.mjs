@@ -16,15 +16,11 @@
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
-import {
-	createAgentSessionFromServices,
-	createAgentSessionRuntime,
-	createAgentSessionServices,
-	ModelRuntime,
-	SessionManager,
-	SettingsManager,
-} from "@earendil-works/pi-coding-agent";
+import * as sdk from "@earendil-works/pi-coding-agent";
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxThinking, fauxToolCall } from "@earendil-works/pi-ai";
+import { runtimeFactory } from "./sdk-runtime.mjs";
+
+const { createAgentSessionRuntime, ModelRuntime, SessionManager, SettingsManager } = sdk;
 
 const [side, root] = process.argv.slice(2);
 if (!["pi", "native"].includes(side) || !root) throw new Error("usage: agent-scenario.mjs pi|native <dir>");
@@ -60,24 +56,7 @@ const settingsManager = SettingsManager.inMemory({
 	retry: { enabled: false },
 });
 
-const createRuntime = async ({ cwd: runtimeCwd, sessionManager, sessionStartEvent }) => {
-	const services = await createAgentSessionServices({
-		cwd: runtimeCwd,
-		agentDir,
-		settingsManager,
-		modelRuntime,
-		resourceLoaderOptions: { noExtensions: true, noSkills: true, noPromptTemplates: true, noThemes: true, noContextFiles: true },
-	});
-	const created = await createAgentSessionFromServices({
-		services,
-		sessionManager,
-		sessionStartEvent,
-		model: model1,
-		thinkingLevel: "low",
-		tools: ["read", "ls"],
-	});
-	return { ...created, services, diagnostics: services.diagnostics };
-};
+const createRuntime = runtimeFactory(sdk, { agentDir, settingsManager, modelRuntime }, { model: model1, thinkingLevel: "low", tools: ["read", "ls"] });
 
 const log = [];
 const filesSeen = [];
