@@ -123,18 +123,18 @@ pub fn write_skeleton(line: &[u8], cuts: &[Cut], out: &mut Vec<u8>) {
     out.extend_from_slice(&line[at..]);
 }
 
-/// The JSON text of the value at `slot` of `line`, if it is a value `cuts`
-/// finds there (at any length).
-pub fn cut_text(line: &[u8], slot: u8) -> Option<&[u8]> {
-    cuts(line, 0)
-        .into_iter()
-        .find(|c| c.slot == slot)
-        .map(|c| &line[c.start..c.end])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The JSON text of the value at `slot` of `line`, if it is a value `cuts`
+    /// finds there (at any length).
+    fn cut_text(line: &[u8], slot: u8) -> Option<&[u8]> {
+        cuts(line, 0)
+            .into_iter()
+            .find(|c| c.slot == slot)
+            .map(|c| &line[c.start..c.end])
+    }
 
     fn skeleton(line: &str, threshold: usize) -> (String, u8) {
         let cuts = cuts(line.as_bytes(), threshold);

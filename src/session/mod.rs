@@ -11,7 +11,7 @@ pub mod index;
 pub mod loader;
 pub mod store;
 
-use foldhash::{HashMap, HashSet};
+use foldhash::HashSet;
 use std::borrow::Cow;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -155,15 +155,11 @@ pub struct Session {
     files: PoolOwner,
     /// Bytes of `Line::Owned` lines.
     owned_bytes: usize,
-    /// The values `skeletons` cut and JavaScript has not read yet, by
-    /// `position << 8 | slot`: their span in the line and the hash of its bytes,
-    /// so `cut_value` reads and checks only the value.
-    cut_spans: HashMap<u64, CutSpan>,
     recorded: RecordedCuts,
 }
 
 /// The cuts (`format::lazy`) of the lines `open` read, found while it read
-/// them, so a skeleton is written without walking its line again: line `p`'s
+/// them, so neither a skeleton nor a cut value walks its line again: line `p`'s
 /// are `cuts[first[p]..first[p + 1]]`. Emptied whenever the lines are replaced.
 #[derive(Default)]
 struct RecordedCuts {
@@ -209,13 +205,6 @@ impl RecordedCuts {
     fn heap_bytes(&self) -> usize {
         self.first.capacity() * 4 + self.cuts.capacity() * 12
     }
-}
-
-#[derive(Clone, Copy)]
-struct CutSpan {
-    start: u32,
-    len: u32,
-    hash: u64,
 }
 
 /// The error of a session whose file no longer holds the lines it read: the
@@ -274,7 +263,6 @@ impl Session {
             file: None,
             files: PoolOwner::new(),
             owned_bytes: 0,
-            cut_spans: HashMap::default(),
             recorded: RecordedCuts::default(),
         }
     }
@@ -284,7 +272,6 @@ impl Session {
         self.index.heap_bytes()
             + self.lines.capacity() * std::mem::size_of::<Line>()
             + self.owned_bytes
-            + self.cut_spans.capacity() * 32
             + self.recorded.heap_bytes()
     }
 
@@ -351,7 +338,6 @@ impl Session {
         self.index = EntryIndex::default();
         self.index.push(header);
         self.lines = vec![Line::Pending];
-        self.cut_spans = HashMap::default();
         self.recorded = RecordedCuts::default();
         self.owned_bytes = 0;
         self.drop_source();
@@ -361,7 +347,6 @@ impl Session {
     /// Replaces the entries with ones held by JavaScript (`inMemory(cwd, options, entries)`).
     pub fn load_objects(&mut self, metas: Vec<EntryMeta>) {
         self.lines = vec![Line::Pending; metas.len()];
-        self.cut_spans = HashMap::default();
         self.recorded = RecordedCuts::default();
         self.index = EntryIndex::from_metas(metas);
         self.owned_bytes = 0;
@@ -432,33 +417,16 @@ impl Session {
     /// faster than a two-byte one, and one non-ASCII line would otherwise make
     /// a whole batch two-byte. The values cut are read later, one at a time,
     /// by `cut_value`.
-    pub fn skeletons(&mut self, positions: &[u32]) -> Result<SplitLines, SessionError> {
+    pub fn skeletons(&self, positions: &[u32]) -> Result<SplitLines, SessionError> {
         let mut ascii = vec![b'['];
         let mut other = vec![b'['];
         let mut mask = Vec::with_capacity(positions.len());
         let mut slots = Vec::with_capacity(positions.len());
         let mut skeleton = Vec::new();
-        let mut spans = Vec::new();
         let mut at = 0;
         self.each_line(positions, |line| {
-            let position = positions[at];
+            let cuts = self.cuts_of(positions[at], line);
             at += 1;
-            let recorded = match self.lines.get(position as usize) {
-                Some(Line::File { .. }) => self.recorded.of(position),
-                _ => None,
-            };
-            let cuts = recorded.unwrap_or_else(|| lazy::cuts(line, lazy::THRESHOLD));
-            for cut in &cuts {
-                let bytes = &line[cut.start..cut.end];
-                spans.push((
-                    u64::from(position) << 8 | u64::from(cut.slot),
-                    CutSpan {
-                        start: cut.start as u32,
-                        len: bytes.len() as u32,
-                        hash: line_hash(bytes),
-                    },
-                ));
-            }
             let text: &[u8] = if cuts.is_empty() {
                 line
             } else {
@@ -477,7 +445,6 @@ impl Session {
         })?;
         ascii.push(b']');
         other.push(b']');
-        self.cut_spans.extend(spans);
         Ok(SplitLines {
             ascii,
             other,
@@ -486,39 +453,26 @@ impl Session {
         })
     }
 
+    /// The cuts of the line at `position`, whose bytes are `line`: those found
+    /// when `open` read it, else found again.
+    fn cuts_of(&self, position: u32, line: &[u8]) -> Vec<lazy::Cut> {
+        let recorded = match self.lines.get(position as usize) {
+            Some(Line::File { .. }) => self.recorded.of(position),
+            _ => None,
+        };
+        recorded.unwrap_or_else(|| lazy::cuts(line, lazy::THRESHOLD))
+    }
+
     /// The JSON text of the value `skeletons` cut from the line at `position`
     /// at `slot`, read from the line again (and checked, as `line` checks it).
-    pub fn cut_value(&mut self, position: u32, slot: u8) -> Result<Vec<u8>, SessionError> {
-        let key = u64::from(position) << 8 | u64::from(slot);
-        if let Some(span) = self.cut_spans.get(&key).copied() {
-            let value = match self.lines.get(position as usize) {
-                Some(Line::Owned(bytes)) => {
-                    bytes[span.start as usize..][..span.len as usize].to_vec()
-                }
-                Some(Line::File { offset, .. }) => {
-                    let source = self.source_file()?.ok_or_else(|| {
-                        SessionError::Message("Session file is no longer readable".into())
-                    })?;
-                    let mut bytes = Vec::new();
-                    let at = offset + u64::from(span.start);
-                    self.read_span(&source, at, span.len as usize, &mut bytes)?;
-                    self.checked(&bytes, span.hash)?;
-                    bytes
-                }
-                _ => {
-                    return Err(SessionError::Message(
-                        "Session entry has no line to read a value from".into(),
-                    ))
-                }
-            };
-            self.cut_spans.remove(&key);
-            return Ok(value);
-        }
+    pub fn cut_value(&self, position: u32, slot: u8) -> Result<Vec<u8>, SessionError> {
         let line = self.line(position)?.ok_or_else(|| {
             SessionError::Message("Session entry has no line to read a value from".into())
         })?;
-        lazy::cut_text(&line, slot)
-            .map(<[u8]>::to_vec)
+        self.cuts_of(position, &line)
+            .into_iter()
+            .find(|c| c.slot == slot)
+            .map(|c| line[c.start..c.end].to_vec())
             .ok_or_else(|| SessionError::Message("Session entry has no such value".into()))
     }
 
@@ -1075,7 +1029,6 @@ impl Session {
         }
         self.index = index;
         self.lines = lines;
-        self.cut_spans = HashMap::default();
         self.recorded = RecordedCuts::default();
         self.owned_bytes = owned_bytes;
         self.drop_source();
