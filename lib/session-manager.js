@@ -145,12 +145,8 @@ class SessionManager {
       else out[i] = entry;
     }
     if (missing === undefined) return out;
-    if (missing.length <= PARSE_BATCH) {
-      this.#build(missing);
-    } else {
-      for (let start = 0; start < missing.length; start += PARSE_BATCH) {
-        this.#build(missing.slice(start, start + PARSE_BATCH));
-      }
+    for (let start = 0; start < missing.length; start += PARSE_BATCH) {
+      this.#build(missing.slice(start, start + PARSE_BATCH));
     }
     for (let i = 0; i < count; i++) out[i] = objects[positions[i]];
     return out;
