@@ -62,6 +62,11 @@ class SessionManager {
   #appendsLines = false;
   /** Unused fresh ids; emptied whenever the session's entries are replaced. */
   #idPool = [];
+  /**
+   * The leaf's id when the last change of the leaf was an append here (the
+   * appended entry), else undefined: consecutive appends need not ask Rust.
+   */
+  #appendedLeaf;
   #cwd;
   #sessionDir;
   #persist;
@@ -95,6 +100,7 @@ class SessionManager {
   #syncAppendMode() {
     this.#appendsLines = this.#native.appendsLines();
     this.#idPool = [];
+    this.#appendedLeaf = undefined;
   }
 
   // ===== entry objects =====
@@ -291,7 +297,12 @@ class SessionManager {
   }
 
   #leaf() {
-    return valueOfKey(this.#native.leaf());
+    return this.#appendedLeaf ?? valueOfKey(this.#native.leaf());
+  }
+
+  #setLeaf(key) {
+    this.#appendedLeaf = undefined;
+    this.#native.setLeaf(key);
   }
 
   /** Writes an entry the way `_persist` does, without adding it to the session. */
@@ -309,6 +320,7 @@ class SessionManager {
   /** Writes the entry if the session is persisted (lazily: see `persistPlan`), then indexes it. */
   #appendEntry(entry) {
     const n = this.#native;
+    this.#appendedLeaf = undefined;
     if (this.#appendsLines) {
       const line = JSON.stringify(entry);
       let position;
@@ -318,6 +330,7 @@ class SessionManager {
         throw translate(error);
       }
       this.#objects[position] = entry;
+      this.#appendedLeaf = entry.id;
       return;
     }
     const meta = metaOf(entry);
@@ -335,6 +348,7 @@ class SessionManager {
     const position = call(() => n.append(meta, line, flushPositions, flushLines));
     this.#objects[position] = entry;
     if (plan.mode === 2) this.#syncAppendMode();
+    this.#appendedLeaf = entry.id;
   }
 
   appendMessage(message) {
@@ -582,11 +596,11 @@ class SessionManager {
 
   branch(branchFromId) {
     if (this.#native.get(keyOf(branchFromId)) < 0) throw new Error(`Entry ${branchFromId} not found`);
-    this.#native.setLeaf(keyOf(branchFromId));
+    this.#setLeaf(keyOf(branchFromId));
   }
 
   resetLeaf() {
-    this.#native.setLeaf(undefined);
+    this.#setLeaf(undefined);
   }
 
   branchWithSummary(branchFromId, summary, details, fromHook, usage) {
@@ -594,7 +608,7 @@ class SessionManager {
       throw new Error(`Entry ${branchFromId} not found`);
     }
     const fromId = this.#leaf() ?? 'root';
-    this.#native.setLeaf(branchFromId === null ? undefined : keyOf(branchFromId));
+    this.#setLeaf(branchFromId === null ? undefined : keyOf(branchFromId));
     const entry = {
       type: 'branch_summary',
       id: this.#newId(),
@@ -692,6 +706,7 @@ class SessionManager {
     this.#lazy = [];
     this.#idPool = [];
     this.#appendsLines = false;
+    this.#appendedLeaf = undefined;
     this.#closed = true;
   }
 

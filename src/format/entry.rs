@@ -378,6 +378,39 @@ pub fn read_line(line: &[u8]) -> LineRead {
     read_line_with(line, &mut ())
 }
 
+/// The meta of a line `appendMessage` wrote, read from its start only:
+/// `JSON.stringify({ type: 'message', id, parentId, timestamp, message })`,
+/// whose `message` is the last member, so once the message's `role` (its first
+/// member, as pi's messages have it) is read nothing after it can change the
+/// meta, and the content need not be walked. `None` for any other shape: read
+/// the line whole. Only for lines this package stringified (no whitespace, no
+/// repeated keys).
+pub fn read_appended_message(line: &[u8]) -> Option<EntryMeta> {
+    let mut cur = Cursor::new(line);
+    let mut counter = 0u32;
+    let mut meta = EntryMeta::opaque();
+    cur.literal(br#"{"type":"message","id":"#).ok()?;
+    let id = read_value(&mut cur, &mut counter).ok()?;
+    meta.id = id.key();
+    meta.id_is_string = id.text.is_some();
+    cur.literal(br#","parentId":"#).ok()?;
+    let parent = read_value(&mut cur, &mut counter).ok()?;
+    meta.parent = parent.key();
+    meta.parent_truthy = parent.truthy;
+    cur.literal(br#","timestamp":"#).ok()?;
+    let timestamp = read_value(&mut cur, &mut counter).ok()?;
+    meta.time = timestamp.text_str().as_deref().and_then(iso_time);
+    cur.literal(br#","message":{"role":"#).ok()?;
+    if cur.peek() != Some(b'"') || !line.ends_with(b"}}") {
+        return None;
+    }
+    let role = read_value(&mut cur, &mut counter).ok()?;
+    meta.role = Role::parse(&role.text_str()?);
+    meta.kind = Kind::Message;
+    meta.version = 1.0;
+    Some(meta)
+}
+
 /// `read_line`, telling `spans` where the members of an object line are (told
 /// for a line it skips too).
 pub fn read_line_with(line: &[u8], spans: &mut impl MemberSpans) -> LineRead {
@@ -608,6 +641,36 @@ mod tests {
         assert!(!m.parent_truthy);
         assert_eq!(m.role, Role::Assistant);
         assert_eq!(m.time, Some(1704164645678.0));
+    }
+
+    #[test]
+    fn an_appended_message_read_from_its_start_has_the_meta_of_the_whole_line() {
+        let whole = |line: &str| match read_line(line.as_bytes()) {
+            LineRead::Entry(m) => m,
+            LineRead::Skipped => panic!("skipped {line}"),
+        };
+        let fast = [
+            r#"{"type":"message","id":"ab12cd34","parentId":null,"timestamp":"2024-01-02T03:04:05.678Z","message":{"role":"assistant","content":[{"type":"text","text":"}\"}"}],"usage":{"input":1}}}"#,
+            r#"{"type":"message","id":"ab12cd34","parentId":"0f0f0f0f","timestamp":"2024-01-02T03:04:05.678Z","message":{"role":"toolResult","content":"é→✓"}}"#,
+            r#"{"type":"message","id":"a\"b\u0041","parentId":7,"timestamp":"not a date","message":{"role":"user"}}"#,
+            r#"{"type":"message","id":"ab12cd34","parentId":"","timestamp":"2024-01-02T03:04:05.678Z","message":{"role":"bashExecution","command":"ls"}}"#,
+        ];
+        for line in fast {
+            let m = read_appended_message(line.as_bytes()).expect(line);
+            assert_eq!(format!("{m:?}"), format!("{:?}", whole(line)), "{line}");
+        }
+        // Any other shape is read whole.
+        for line in [
+            r#"{"type":"message","id":"ab12cd34","parentId":null,"timestamp":"t","message":{"content":[],"role":"user"}}"#,
+            r#"{"type":"message","id":"ab12cd34","parentId":null,"timestamp":"t","message":{"role":7}}"#,
+            r#"{"type":"message","id":"ab12cd34","parentId":null,"timestamp":"t","message":null}"#,
+            r#"{"type":"message","id":"ab12cd34","parentId":null,"timestamp":"t"}"#,
+            r#"{"type":"custom_message","id":"ab12cd34","parentId":null,"timestamp":"t","content":"x"}"#,
+            r#"{"type":"message","id":"ab12cd34","timestamp":"t","parentId":null,"message":{"role":"user"}}"#,
+            r#"{"type":"message","id":"ab12cd34","parentId":null,"timestamp":"t","message":{"role":"user"}"#,
+        ] {
+            assert!(read_appended_message(line.as_bytes()).is_none(), "{line}");
+        }
     }
 
     #[test]

@@ -44,15 +44,40 @@ pub struct MigrationPlan {
     pub v2: bool,
 }
 
-/// A fresh 8-hex-digit entry id not in `taken`.
+/// A fresh 8-hex-digit entry id not in `taken`: the first 8 digits of a
+/// random UUID, as pi's, which are 32 random bits.
 pub fn new_entry_id(taken: &dyn Fn(&str) -> bool) -> String {
     for _ in 0..100 {
-        let id = uuid::Uuid::new_v4().simple().to_string()[..8].to_string();
+        let id = format!("{:08x}", random_u32());
         if !taken(&id) {
             return id;
         }
     }
     uuid::Uuid::new_v4().hyphenated().to_string()
+}
+
+/// Random bits drawn from the OS a block at a time: one call per id (as
+/// `Uuid::new_v4` makes) costs more than the rest of an append.
+fn random_u32() -> u32 {
+    use std::cell::RefCell;
+    const BLOCK: usize = 64;
+    thread_local! {
+        static POOL: RefCell<(Vec<u32>, usize)> = const { RefCell::new((Vec::new(), 0)) };
+    }
+    POOL.with(|pool| {
+        let (words, next) = &mut *pool.borrow_mut();
+        if *next >= words.len() {
+            let mut bytes = [0u8; BLOCK * 4];
+            getrandom::fill(&mut bytes).expect("the OS random source failed");
+            *words = bytes
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            *next = 0;
+        }
+        *next += 1;
+        words[*next - 1]
+    })
 }
 
 /// `None` when the session is current. A header version that is not a number

@@ -48,6 +48,12 @@ pub fn lstat(path: &Path) -> io::Result<Stat> {
     Ok(from_rustix(&rustix::fs::lstat(path)?))
 }
 
+/// The status of an open file: `fstat` itself (std asks `statx` with an empty
+/// path, which the kernel resolves first; appends stat their file every time).
+pub fn fstat(file: &File) -> io::Result<Stat> {
+    Ok(from_rustix(&rustix::fs::fstat(file)?))
+}
+
 /// A folder held open so that its files are opened and stat'ed relative to it.
 pub struct Folder {
     fd: OwnedFd,

@@ -25,7 +25,7 @@ mod portable;
 #[cfg(not(all(target_os = "linux", not(feature = "portable-io"))))]
 use portable as imp;
 
-pub use imp::{copy_range, lstat, stat, Folder, FolderEvent, Notifier, WatchId};
+pub use imp::{copy_range, fstat, lstat, stat, Folder, FolderEvent, Notifier, WatchId};
 
 /// Which implementation this build uses, for tests and diagnostics.
 pub const IMPLEMENTATION: &str = if cfg!(all(target_os = "linux", not(feature = "portable-io"))) {
@@ -156,9 +156,21 @@ fn filetime(ticks: u64) -> Time {
     }
 }
 
-/// The status of an open file.
-pub fn fstat(file: &File) -> io::Result<Stat> {
-    file.metadata().map(|m| Stat::from_metadata(&m))
+/// Where the file ends right after a write to it through an append-mode
+/// descriptor: the end of what that write put there, whatever was appended
+/// since. On unix the descriptor's offset (one `lseek`, cheaper than a stat);
+/// on Windows an append-only handle's cursor is not kept, so the size.
+pub fn end_after_append(file: &File) -> io::Result<u64> {
+    #[cfg(unix)]
+    {
+        use std::io::Seek;
+        let mut cursor = file;
+        cursor.stream_position()
+    }
+    #[cfg(not(unix))]
+    {
+        file.metadata().map(|m| m.len())
+    }
 }
 
 // ---- positioned reads and writes: several threads read one descriptor ----

@@ -9,6 +9,11 @@ use std::path::{Path, PathBuf};
 
 use super::Stat;
 
+/// The status of an open file.
+pub fn fstat(file: &File) -> io::Result<Stat> {
+    file.metadata().map(|m| Stat::from_metadata(&m))
+}
+
 /// The status of `path`, following symlinks (`statSync`).
 pub fn stat(path: &Path) -> io::Result<Stat> {
     fs::metadata(path).map(|m| Stat::from_metadata(&m))

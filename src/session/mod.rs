@@ -376,12 +376,19 @@ impl Session {
     }
 
     /// The fast append of a persisted, flushed session: the index fields are
-    /// read from the line JavaScript serialized.
+    /// read from the line JavaScript serialized (from its start alone when
+    /// `appendMessage` wrote it).
     pub fn append_line(&mut self, line: Vec<u8>) -> Result<u32, SessionError> {
-        let LineRead::Entry(meta) = read_line(&line) else {
-            return Err(SessionError::Message(
-                "Entry did not serialize to a JSON line".into(),
-            ));
+        let meta = match crate::format::entry::read_appended_message(&line) {
+            Some(meta) => meta,
+            None => match read_line(&line) {
+                LineRead::Entry(meta) => meta,
+                LineRead::Skipped => {
+                    return Err(SessionError::Message(
+                        "Entry did not serialize to a JSON line".into(),
+                    ))
+                }
+            },
         };
         self.append(meta, Some(line), None)
     }
@@ -745,11 +752,11 @@ impl Session {
                 let written =
                     file_pool::for_appending(&self.files, path).and_then(|(file, before)| {
                         store::append_to(&file, line)?;
-                        Ok((before, crate::os::fstat(&file).ok()))
+                        Ok((before, crate::os::end_after_append(&file).ok()))
                     });
                 line.pop();
-                let (before, after) = written?;
-                in_source = self.appended_at(path, before, after, line.len() as u64 + 1);
+                let (before, end) = written?;
+                in_source = self.appended_at(path, before, end, line.len() as u64 + 1);
             }
             _ => {}
         }
@@ -804,24 +811,25 @@ impl Session {
     }
 
     /// Where a line of `written` bytes just appended to `path` is, when that is
-    /// the file the session reads its lines from and it grew by exactly those
-    /// bytes (no other process appended meanwhile): then the session keeps the
+    /// the file the session reads its lines from and the write began where the
+    /// file ended before it (no other process appended meanwhile; `end` is where
+    /// the write ended): then the session keeps the
     /// line's span, not a copy, as it does for the lines it read.
     fn appended_at(
         &self,
         path: &Path,
         before: Option<crate::os::Stat>,
-        after: Option<crate::os::Stat>,
+        end: Option<u64>,
         written: u64,
     ) -> Option<u64> {
-        let (source, before, after) = (self.source.as_ref()?, before?, after?);
+        let (source, before, end) = (self.source.as_ref()?, before?, end?);
         let same_file = source.path == path
             && source.identity
                 == (FileIdentity {
                     dev: before.dev,
                     ino: before.ino,
                 });
-        (same_file && after.size == before.size + written).then_some(before.size)
+        (same_file && end == before.size + written).then_some(before.size)
     }
 
     /// `_persist(entry)` for an entry that is not appended: its line is written
