@@ -442,18 +442,10 @@ impl NativeSession {
         self.inner().appends_lines()
     }
 
-    /// Appends the entry whose JSON line JavaScript serialized. The line is
-    /// taken as UTF-16 and encoded here: taking a string as UTF-8 makes V8
-    /// flatten what `JSON.stringify` built in pieces into a new string, then
-    /// measure and write it (two passes); its UTF-16 is copied from the pieces.
+    /// Appends the entry whose JSON line JavaScript serialized.
     #[napi(catch_unwind)]
-    pub fn append_line(&mut self, env: Env, line: Utf16String) -> Result<u32> {
-        // At most 3 bytes a unit, and room for the newline the write adds.
-        // A lone surrogate becomes U+FFFD, as in a string written as UTF-8
-        // (`JSON.stringify` escapes them anyway).
-        let mut bytes = vec![0; line.len() * 3 + 1];
-        let written = encoding_rs::mem::convert_utf16_to_utf8(&line, &mut bytes);
-        bytes.truncate(written);
+    pub fn append_line(&mut self, env: Env, line: napi::JsString) -> Result<u32> {
+        let bytes = text::utf8_of(&line)?;
         let appended = self.inner().append_line(bytes);
         self.report_memory(&env);
         appended.map_err(to_napi)

@@ -225,3 +225,46 @@ impl ToNapiValue for Text {
         }
     }
 }
+
+/// The UTF-8 of a JavaScript string, with one spare byte of capacity (for the
+/// newline an append adds). Read as UTF-16 into a buffer kept for the thread:
+/// asking Node-API for UTF-8 makes V8 flatten a string `JSON.stringify` built
+/// in pieces into a new one, then measure and encode it (two passes); its
+/// UTF-16 is copied from the pieces, and `encoding_rs` encodes it in one.
+/// A lone surrogate becomes U+FFFD, as in a string taken as UTF-8.
+pub(super) fn utf8_of(text: &napi::JsString) -> Result<Vec<u8>> {
+    thread_local! {
+        static SCRATCH: std::cell::RefCell<(Vec<u16>, Vec<u8>)> =
+            const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+    }
+    let len = text.utf16_len()?;
+    SCRATCH.with(|scratch| {
+        let (units, bytes) = &mut *scratch.borrow_mut();
+        if units.len() < len + 1 {
+            units.resize(len + 1, 0);
+        }
+        let mut written = 0usize;
+        // SAFETY: `units` has room for `len + 1` units (the string and the
+        // terminating zero Node-API writes) and outlives the call.
+        let status = unsafe {
+            napi::sys::napi_get_value_string_utf16(
+                text.value().env,
+                text.value().value,
+                units.as_mut_ptr(),
+                len + 1,
+                &mut written,
+            )
+        };
+        if status != napi::sys::Status::napi_ok {
+            return Err(Error::from_reason("Failed to read a string"));
+        }
+        // At most 3 bytes a unit.
+        if bytes.len() < written * 3 {
+            bytes.resize(written * 3, 0);
+        }
+        let end = encoding_rs::mem::convert_utf16_to_utf8(&units[..written], bytes);
+        let mut out = Vec::with_capacity(end + 1);
+        out.extend_from_slice(&bytes[..end]);
+        Ok(out)
+    })
+}
