@@ -371,13 +371,23 @@ test("usage data: the daily chart's report is one more usageReport by day over t
 	const calls = [];
 	const fake = async (options) => {
 		calls.push(options);
-		const rows = options.groupBy === "day" && options.until ? [{ key: "2026-02-28", input: 1, output: 2, cacheRead: 3, cacheWrite: 4, totalTokens: 10, cost: 1.5, sessions: 2 }] : [];
+		const rows = options.groupBy === "day" && options.since === "2026-01-30" ? [{ key: "2026-02-28", input: 1, output: 2, cacheRead: 3, cacheWrite: 4, totalTokens: 10, cost: 1.5, sessions: 2 }] : [];
 		return { rows, totals: { input: 1, output: 2, cacheRead: 3, cacheWrite: 4, totalTokens: 10, cost: rows.length ? 1.5 : 0, sessions: rows.length ? 2 : 0 } };
 	};
 	// 03:00 UTC on March 1 is still February 28 in Los Angeles.
 	const data = await usageData(fake, { now: new Date("2026-03-01T03:00:00Z"), timezone: "America/Los_Angeles", sessionDir: "/sessions" });
-	const daily = calls.filter((c) => c.until !== undefined);
+	const daily = calls.filter((c) => c.since === "2026-01-30");
 	assert.equal(daily.length, 1, JSON.stringify(calls));
+	// Today, this week, this month: each up to today, so an entry dated later counts in "all time" only.
+	const periods = calls.filter((c) => c.groupBy === "day" && c.since !== "2026-01-30");
+	assert.deepEqual(
+		periods.map((c) => [c.since, c.until]),
+		[
+			["2026-02-28", "2026-02-28"],
+			["2026-02-23", "2026-02-28"],
+			["2026-02-01", "2026-02-28"],
+		],
+	);
 	assert.deepEqual(
 		{ ...daily[0], signal: undefined, onProgress: undefined },
 		{ sessionDir: "/sessions", timezone: "America/Los_Angeles", groupBy: "day", since: "2026-01-30", until: "2026-02-28", signal: undefined, onProgress: undefined },

@@ -52,7 +52,8 @@ export async function usageData(usageReport, { now = new Date(), timezone, sessi
 		["this week", starts.week],
 		["this month", starts.month],
 	]) {
-		const report = await usageReport({ ...base, groupBy: "day", since });
+		// Up to today: an entry dated later (another machine's clock) is in "all time" only.
+		const report = await usageReport({ ...base, groupBy: "day", since, until: starts.today });
 		periods.push({ label, totals: report.totals });
 	}
 	const days = lastDays(starts.today, CHART_DAYS);
