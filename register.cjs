@@ -100,8 +100,11 @@ function switchPi(pi) {
 		if (failed) return;
 		try {
 			// The addon is loaded only now, in pi, once pi's class is there.
-			const { useNativeSessions } = require("./index.js");
+			const { useNativeSessions, SessionManager } = require("./index.js");
 			useNativeSessions(PiSessionManager);
+			// /resume's listing with its progress paced for pi's picker, as the pi package
+			// does from session_start (whichever comes first installs it).
+			require("./extension/paced-listing.cjs").installNativeListing(PiSessionManager, SessionManager);
 			found = true;
 		} catch (error) {
 			failed = true;

@@ -165,6 +165,51 @@ for (const cli of ["dist/bundle/cli.js", "dist/cli.js"]) {
 	});
 }
 
+test("with the hook alone, the listing pi's /resume calls has its progress paced for pi's picker", { skip: piSkip }, () => {
+	const w = piWorld("paced");
+	const sessions = path.join(root, "paced", "many");
+	fs.mkdirSync(sessions, { recursive: true });
+	const FILES = 400;
+	for (let i = 0; i < FILES; i++) {
+		const id = `0190e0a0-0000-7000-8000-${String(i).padStart(12, "0")}`;
+		const header = { type: "session", version: 3, id, timestamp: "2026-01-01T00:00:00.000Z", cwd: w.cwd };
+		const message = { type: "message", id: "aaaa0001", parentId: null, timestamp: "2026-01-01T00:00:01.000Z", message: { role: "user", content: `hello ${i}`, timestamp: 1 } };
+		fs.writeFileSync(path.join(sessions, `2026-01-01T00-00-00-000Z_${id}.jsonl`), `${JSON.stringify(header)}\n${JSON.stringify(message)}\n`);
+	}
+	const file = path.join(root, "paced-probe.mjs");
+	fs.writeFileSync(
+		file,
+		`import { createRequire } from "node:module";
+const ours = createRequire(import.meta.url)(${JSON.stringify(path.join(REPO_ROOT, "index.js"))}).SessionManager;
+export default function (pi) {
+  pi.on("session_start", async () => {
+    const count = async (list) => {
+      let calls = 0;
+      let last;
+      const found = await list((loaded, total) => { calls++; last = loaded + "/" + total; });
+      return calls + " calls, last " + last + ", " + found.length + " sessions";
+    };
+    const piClass = globalThis[Symbol.for("pi-session-native.piSessionManager")];
+    const dir = ${JSON.stringify(sessions)};
+    process.stderr.write("PACED pi " + await count((p) => piClass.list(process.cwd(), dir, p)) + "\\n");
+    process.stderr.write("PACED raw " + await count((p) => ours.list(process.cwd(), dir, p)) + "\\n");
+  });
+}
+`,
+	);
+	const run = node(["--import", REGISTER, path.join(PI_ROOT, "dist", "bundle", "cli.js"), "--no-session", "-e", file, "-p", "hello"], { ...w });
+	const pi = /PACED pi (\d+) calls, last (\S+), (\d+) sessions/.exec(run.stderr);
+	const raw = /PACED raw (\d+) calls, last (\S+), (\d+) sessions/.exec(run.stderr);
+	assert.ok(pi && raw, run.stderr);
+	// Every file listed either way, and the last call says so.
+	assert.equal(Number(pi[3]), FILES);
+	assert.equal(Number(raw[3]), FILES);
+	assert.equal(pi[2], `${FILES}/${FILES}`);
+	// The listing itself reports each file; pi's class hands its picker a few of them.
+	assert.ok(Number(raw[1]) >= FILES, raw[0]);
+	assert.ok(Number(pi[1]) < 20, pi[0]);
+});
+
 test("pi-native runs the pi found on PATH, with the hook; without a pi it says how to get one", { skip: piSkip }, () => {
 	const w = piWorld("pi-native");
 	const bin = path.join(root, "path-bin");
