@@ -39,20 +39,20 @@ impl From<JsEntryMeta> for EntryMeta {
             (Kind::Message, r) => Role::parse(r),
             _ => Role::NotMessage,
         };
-        EntryMeta {
-            kind,
-            id: m.id.into(),
-            id_is_string: m.id_is_string,
-            parent: m.parent.into(),
-            parent_truthy: m.parent_truthy,
-            role,
-            target: m.target.into(),
-            label_truthy: m.label_truthy,
-            first_kept: m.first_kept.into(),
-            time: m.time.filter(|t| t.is_finite()),
-            version: m.version,
-            first_kept_index: m.first_kept_index,
-        }
+        let mut meta = EntryMeta::opaque();
+        meta.kind = kind;
+        meta.id = m.id.into();
+        meta.id_is_string = m.id_is_string;
+        meta.parent = m.parent.into();
+        meta.parent_truthy = m.parent_truthy;
+        meta.role = role;
+        meta.label_truthy = m.label_truthy;
+        meta.time = m.time.filter(|t| t.is_finite());
+        meta.set_target(m.target.into());
+        meta.set_first_kept(m.first_kept.into());
+        meta.set_version(m.version);
+        meta.set_first_kept_index(m.first_kept_index);
+        meta
     }
 }
 

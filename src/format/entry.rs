@@ -113,21 +113,83 @@ pub struct EntryMeta {
     pub parent: Key,
     pub parent_truthy: bool,
     pub role: Role,
-    /// `targetId` of label and context_edit entries.
-    pub target: Key,
     /// A label entry whose `label` is truthy sets a label; otherwise it clears one.
     pub label_truthy: bool,
-    pub first_kept: Key,
     /// `new Date(timestamp).getTime()` when the timestamp is in the exact form
     /// `toISOString()` writes; `None` when only JavaScript can say.
     pub time: Option<f64>,
-    /// The header's `version` as a number (`?? 1` applied), for migration.
-    pub version: f64,
-    /// `firstKeptEntryIndex` of v1 compactions when it is a number.
-    pub first_kept_index: Option<f64>,
+    /// What only a few entries have (headers, labels, compactions), kept apart:
+    /// a session holds one of these per entry, most of them messages.
+    rare: Option<Box<RareFields>>,
 }
 
+#[derive(Debug, Clone, PartialEq)]
+struct RareFields {
+    target: Key,
+    first_kept: Key,
+    version: f64,
+    first_kept_index: Option<f64>,
+}
+
+static UNDEFINED: Key = Key::const_new(UNDEFINED_KEY);
+
 impl EntryMeta {
+    /// `targetId` of label and context_edit entries.
+    pub fn target(&self) -> &Key {
+        self.rare.as_ref().map_or(&UNDEFINED, |r| &r.target)
+    }
+
+    /// `firstKeptEntryId` of compactions.
+    pub fn first_kept(&self) -> &Key {
+        self.rare.as_ref().map_or(&UNDEFINED, |r| &r.first_kept)
+    }
+
+    /// The header's `version` as a number (`?? 1` applied), for migration.
+    pub fn version(&self) -> f64 {
+        self.rare.as_ref().map_or(1.0, |r| r.version)
+    }
+
+    /// `firstKeptEntryIndex` of v1 compactions when it is a number.
+    pub fn first_kept_index(&self) -> Option<f64> {
+        self.rare.as_ref().and_then(|r| r.first_kept_index)
+    }
+
+    fn rare_mut(&mut self) -> &mut RareFields {
+        self.rare.get_or_insert_with(|| {
+            Box::new(RareFields {
+                target: UNDEFINED.clone(),
+                first_kept: UNDEFINED.clone(),
+                version: 1.0,
+                first_kept_index: None,
+            })
+        })
+    }
+
+    pub fn set_target(&mut self, target: Key) {
+        if self.rare.is_some() || target != UNDEFINED {
+            self.rare_mut().target = target;
+        }
+    }
+
+    pub fn set_first_kept(&mut self, first_kept: Key) {
+        if self.rare.is_some() || first_kept != UNDEFINED {
+            self.rare_mut().first_kept = first_kept;
+        }
+    }
+
+    pub fn set_version(&mut self, version: f64) {
+        // NaN (a version that is not a number) is kept too.
+        if self.rare.is_some() || version.to_bits() != 1.0f64.to_bits() {
+            self.rare_mut().version = version;
+        }
+    }
+
+    pub fn set_first_kept_index(&mut self, index: Option<f64>) {
+        if self.rare.is_some() || index.is_some() {
+            self.rare_mut().first_kept_index = index;
+        }
+    }
+
     /// What the reference sees for a truthy JSON value that is not an object
     /// (a number, a string, an array, `true`): every property is undefined.
     pub fn opaque() -> EntryMeta {
@@ -138,12 +200,9 @@ impl EntryMeta {
             parent: UNDEFINED_KEY.into(),
             parent_truthy: false,
             role: Role::NotMessage,
-            target: UNDEFINED_KEY.into(),
             label_truthy: false,
-            first_kept: UNDEFINED_KEY.into(),
             time: None,
-            version: 1.0,
-            first_kept_index: None,
+            rare: None,
         }
     }
 }
@@ -407,7 +466,6 @@ pub fn read_appended_message(line: &[u8]) -> Option<EntryMeta> {
     let role = read_value(&mut cur, &mut counter).ok()?;
     meta.role = Role::parse(&role.text_str()?);
     meta.kind = Kind::Message;
-    meta.version = 1.0;
     Some(meta)
 }
 
@@ -450,11 +508,13 @@ fn read_text(text: &[u8], spans: &mut impl MemberSpans) -> Result<LineRead, Synt
                         let seen = read_value(cur, &mut counter)?;
                         meta.time = seen.text_str().as_deref().and_then(iso_time);
                     }
-                    b"targetId" => meta.target = read_value(cur, &mut counter)?.key(),
+                    b"targetId" => meta.set_target(read_value(cur, &mut counter)?.key()),
                     b"label" => meta.label_truthy = read_value(cur, &mut counter)?.truthy,
-                    b"firstKeptEntryId" => meta.first_kept = read_value(cur, &mut counter)?.key(),
+                    b"firstKeptEntryId" => {
+                        meta.set_first_kept(read_value(cur, &mut counter)?.key())
+                    }
                     b"firstKeptEntryIndex" => {
-                        meta.first_kept_index = read_value(cur, &mut counter)?.number
+                        meta.set_first_kept_index(read_value(cur, &mut counter)?.number)
                     }
                     b"version" => {
                         let start = cur.i;
@@ -484,7 +544,7 @@ fn read_text(text: &[u8], spans: &mut impl MemberSpans) -> Result<LineRead, Synt
             } else {
                 Role::NotMessage
             };
-            meta.version = version.unwrap_or(1.0);
+            meta.set_version(version.unwrap_or(1.0));
             LineRead::Entry(meta)
         }
         _ => {
@@ -743,9 +803,9 @@ mod tests {
 
     #[test]
     fn version_follows_number_coercion() {
-        assert_eq!(meta(r#"{"type":"session","id":"x"}"#).version, 1.0);
-        assert_eq!(meta(r#"{"type":"session","version":null}"#).version, 1.0);
-        assert_eq!(meta(r#"{"type":"session","version":"2"}"#).version, 2.0);
-        assert_eq!(meta(r#"{"type":"session","version":3}"#).version, 3.0);
+        assert_eq!(meta(r#"{"type":"session","id":"x"}"#).version(), 1.0);
+        assert_eq!(meta(r#"{"type":"session","version":null}"#).version(), 1.0);
+        assert_eq!(meta(r#"{"type":"session","version":"2"}"#).version(), 2.0);
+        assert_eq!(meta(r#"{"type":"session","version":3}"#).version(), 3.0);
     }
 }

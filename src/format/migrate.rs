@@ -86,7 +86,7 @@ pub fn plan(metas: &[EntryMeta]) -> Option<MigrationPlan> {
     let version = metas
         .iter()
         .find(|m| m.kind == Kind::Session)
-        .map_or(1.0, |h| h.version);
+        .map_or(1.0, |h| h.version());
     if version >= CURRENT_SESSION_VERSION {
         return None;
     }
@@ -103,7 +103,7 @@ pub fn plan(metas: &[EntryMeta]) -> Option<MigrationPlan> {
             let new_id = new_entry_id(&|id| assigned.contains(id));
             assigned.insert(new_id.clone());
             ids[i] = Some(new_id.clone());
-            let first_kept = match (meta.kind, meta.first_kept_index) {
+            let first_kept = match (meta.kind, meta.first_kept_index()) {
                 (Kind::Compaction, Some(n)) => {
                     let target = (n >= 0.0 && n.fract() == 0.0)
                         .then_some(n as usize)

@@ -18,11 +18,16 @@ pub struct NullishMessage {
 
 /// A JavaScript `Map` from key to position that remembers first-insertion order,
 /// because the reference iterates its Maps (`getChildren`, labels when branching).
+/// The order holds positions only: a key is found again from its entry (its id,
+/// or a label's target), so that each key is stored once.
 #[derive(Default, Debug, Clone)]
 pub struct OrderedMap {
     slot_of: HashMap<Key, usize>,
-    slots: Vec<Option<(Key, u32)>>,
+    slots: Vec<u32>,
 }
+
+/// A slot whose key was deleted.
+const DELETED: u32 = u32::MAX;
 
 impl OrderedMap {
     pub fn reserve(&mut self, additional: usize) {
@@ -31,24 +36,22 @@ impl OrderedMap {
     }
 
     pub fn get(&self, key: &str) -> Option<u32> {
-        self.slot_of
-            .get(key)
-            .and_then(|&s| self.slots[s].as_ref().map(|(_, p)| *p))
+        self.slot_of.get(key).map(|&s| self.slots[s])
     }
 
     pub fn set(&mut self, key: &Key, position: u32) {
         match self.slot_of.get(key) {
-            Some(&slot) => self.slots[slot] = Some((key.clone(), position)),
+            Some(&slot) => self.slots[slot] = position,
             None => {
                 self.slot_of.insert(key.clone(), self.slots.len());
-                self.slots.push(Some((key.clone(), position)));
+                self.slots.push(position);
             }
         }
     }
 
     pub fn delete(&mut self, key: &str) {
         if let Some(slot) = self.slot_of.remove(key) {
-            self.slots[slot] = None;
+            self.slots[slot] = DELETED;
         }
     }
 
@@ -60,8 +63,9 @@ impl OrderedMap {
         self.slot_of.is_empty()
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&Key, u32)> {
-        self.slots.iter().flatten().map(|(k, p)| (k, *p))
+    /// The positions, in the order their keys were first set.
+    pub fn positions(&self) -> impl Iterator<Item = u32> + '_ {
+        self.slots.iter().copied().filter(|&p| p != DELETED)
     }
 
     pub fn clear(&mut self) {
@@ -358,9 +362,9 @@ impl EntryIndex {
             self.leaf = Some(meta.id.clone());
             if meta.kind == Kind::Label {
                 if meta.label_truthy {
-                    self.labels.set(&meta.target, position);
+                    self.labels.set(meta.target(), position);
                 } else {
-                    self.labels.delete(&meta.target);
+                    self.labels.delete(meta.target());
                 }
             }
         }
@@ -547,8 +551,7 @@ impl EntryIndex {
     /// `getChildren(parentId)`: entries of `byId` whose parentId is strictly the key.
     pub fn children(&self, parent: &str) -> Vec<u32> {
         self.by_id
-            .iter()
-            .map(|(_, p)| p)
+            .positions()
             .filter(|&p| &*self.meta(p).parent == parent)
             .collect()
     }
@@ -586,7 +589,7 @@ impl EntryIndex {
         let mut found_first_kept = false;
         for &p in &path[..cut] {
             let meta = self.meta(p);
-            if meta.id == compaction_meta.first_kept {
+            if meta.id == *compaction_meta.first_kept() {
                 found_first_kept = true;
             }
             if found_first_kept {
@@ -627,7 +630,7 @@ impl EntryIndex {
         for &p in &entries {
             let meta = self.meta(p);
             if meta.kind == Kind::ContextEdit {
-                edit_of.insert(&meta.target, p);
+                edit_of.insert(meta.target(), p);
             }
         }
         let edits = entries
@@ -732,8 +735,8 @@ impl EntryIndex {
             }
         }
         let mut label_of = vec![None; count];
-        for (target, label) in self.labels.iter() {
-            if let Some(q) = self.get(target) {
+        for label in self.labels.positions() {
+            if let Some(q) = self.get(self.meta(label).target()) {
                 let i = index_of[q as usize];
                 if i != NONE {
                     label_of[i as usize] = Some(label);
@@ -780,7 +783,7 @@ impl EntryIndex {
         // A hash map slot holds its key and value plus a control byte.
         let map = |m: &OrderedMap| {
             m.slot_of.capacity() * (size_of::<(Key, usize)>() + 1)
-                + m.slots.capacity() * size_of::<Option<(Key, u32)>>()
+                + m.slots.capacity() * size_of::<u32>()
         };
         self.metas.capacity() * size_of::<EntryMeta>()
             + map(&self.by_id)

@@ -904,20 +904,20 @@ impl Session {
                 replacement_of_label.insert(label, meta.id.clone());
             }
             let first_kept = (meta.kind == Kind::Compaction).then(|| {
-                if meta.first_kept == meta.id {
+                if *meta.first_kept() == meta.id {
                     meta.id.clone()
                 } else {
                     replacement_of_label
-                        .get(&*meta.first_kept)
+                        .get(&**meta.first_kept())
                         .cloned()
-                        .unwrap_or_else(|| meta.first_kept.clone())
+                        .unwrap_or_else(|| meta.first_kept().clone())
                 }
             });
             let mut new_meta = meta.clone();
             new_meta.parent = parent.clone().unwrap_or_else(|| NULL_KEY.into());
             new_meta.parent_truthy = crate::session::index::is_truthy_key(&new_meta.parent);
             if let Some(fk) = &first_kept {
-                new_meta.first_kept = fk.clone();
+                new_meta.set_first_kept(fk.clone());
             }
             metas.push(new_meta);
             outcome.kept.push(p);
@@ -962,7 +962,8 @@ impl Session {
             .map(|&p| &*self.index.meta(p).id)
             .collect();
         let mut taken: HashSet<String> = kept_ids.iter().map(|s| s.to_string()).collect();
-        for (target, label_position) in self.index.labels.iter() {
+        for label_position in self.index.labels.positions() {
+            let target = self.index.meta(label_position).target();
             if !kept_ids.contains(&**target) {
                 continue;
             }
@@ -975,7 +976,7 @@ impl Session {
             meta.id_is_string = true;
             meta.parent = parent.clone().unwrap_or_else(|| NULL_KEY.into());
             meta.parent_truthy = parent.is_some();
-            meta.target = target.clone();
+            meta.set_target(target.clone());
             meta.label_truthy = true;
             meta.time = source.time;
             match self.line(label_position)? {
@@ -1110,7 +1111,7 @@ impl Session {
             };
             let same_first_kept = match outcome.first_kept[i].as_deref() {
                 None => true,
-                Some(k) => *meta.first_kept == *k && key_value(k).is_some(),
+                Some(k) => **meta.first_kept() == *k && key_value(k).is_some(),
             };
             same_parent && same_first_kept
         };
