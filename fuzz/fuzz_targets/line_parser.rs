@@ -282,9 +282,9 @@ fn check_read_line(raw: &[u8], decoded: &[u8], parsed: Option<&JsValue>) {
         value.get("parentId").is_some_and(JsValue::truthy),
         "parentId truthiness differs"
     );
-    same_key(&meta.target, value.get("targetId"), "targetId");
+    same_key(meta.target(), value.get("targetId"), "targetId");
     same_key(
-        &meta.first_kept,
+        meta.first_kept(),
         value.get("firstKeptEntryId"),
         "firstKeptEntryId",
     );
@@ -302,7 +302,7 @@ fn check_read_line(raw: &[u8], decoded: &[u8], parsed: Option<&JsValue>) {
         Some(JsValue::Num(n)) => Some(*n),
         _ => None,
     };
-    assert_eq!(meta.first_kept_index, index, "firstKeptEntryIndex differs");
+    assert_eq!(meta.first_kept_index(), index, "firstKeptEntryIndex differs");
     let role = if kind != Kind::Message {
         Role::NotMessage
     } else {

@@ -138,8 +138,10 @@ fn norm(meta: &EntryMeta) -> String {
     let mut m = meta.clone();
     m.id = norm_key(&m.id).into();
     m.parent = norm_key(&m.parent).into();
-    m.target = norm_key(&m.target).into();
-    m.first_kept = norm_key(&m.first_kept).into();
+    let target = norm_key(m.target()).into();
+    m.set_target(target);
+    let first_kept = norm_key(m.first_kept()).into();
+    m.set_first_kept(first_kept);
     format!("{m:?}")
 }
 
