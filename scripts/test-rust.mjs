@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// `npm run test:rust`: cargo fmt --check, cargo clippy (warnings are errors), cargo test.
+// `npm run test:rust`: cargo fmt --check (the crate and the fuzz targets, which are outside its
+// workspace), cargo clippy (warnings are errors), cargo test.
 //
 // cargo test always runs. rustfmt and clippy come with rustup's default profile, but not
 // with a distribution's Rust (Debian's rustc-web has neither, and its rustfmt and
@@ -18,6 +19,7 @@ const available = (subcommand) => spawnSync("cargo", [subcommand, "--version"], 
 function main() {
 	const lints = [
 		{ subcommand: "fmt", args: ["fmt", "--check"], install: "rustup component add rustfmt" },
+		{ subcommand: "fmt", args: ["fmt", "--check", "--manifest-path", "fuzz/Cargo.toml"], install: "rustup component add rustfmt" },
 		{ subcommand: "clippy", args: ["clippy", "--all-targets", "--", "-D", "warnings"], install: "rustup component add clippy" },
 	];
 	let failed = 0;

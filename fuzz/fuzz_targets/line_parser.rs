@@ -21,7 +21,6 @@
 #[path = "shared/deep.rs"]
 mod deep;
 
-
 use libfuzzer_sys::fuzz_target;
 use pi_session_native::format::entry::{self, EntryMeta, Kind, LineRead, Role};
 use pi_session_native::format::json::{self, Cursor, JsValue};
@@ -302,7 +301,11 @@ fn check_read_line(raw: &[u8], decoded: &[u8], parsed: Option<&JsValue>) {
         Some(JsValue::Num(n)) => Some(*n),
         _ => None,
     };
-    assert_eq!(meta.first_kept_index(), index, "firstKeptEntryIndex differs");
+    assert_eq!(
+        meta.first_kept_index(),
+        index,
+        "firstKeptEntryIndex differs"
+    );
     let role = if kind != Kind::Message {
         Role::NotMessage
     } else {

@@ -25,10 +25,10 @@ mod deep;
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use pi_session_native::format::entry::{self, EntryMeta, Kind, LineRead};
-use pi_session_native::session::index::{is_truthy_key, EntryIndex};
-use pi_session_native::format::json;
 use pi_session_native::catalog::listing;
+use pi_session_native::format::entry::{self, EntryMeta, Kind, LineRead};
+use pi_session_native::format::json;
+use pi_session_native::session::index::{is_truthy_key, EntryIndex};
 use pi_session_native::session::{self, HeaderScan, OpenOutcome, Session, SessionError};
 
 const HEADER: &[u8] =
