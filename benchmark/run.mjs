@@ -36,7 +36,7 @@ export const WORKLOADS = [
   { name: "tree-100k", title: "getTree() first call after open() {tree}", op: "tree", data: ["entries-100k", "quick-10k"] },
   { name: "tree-call-100k", title: "getTree() per call, open {tree}", op: "tree-calls", data: ["entries-100k", "quick-10k"], params: [{ calls: 5 }, { calls: 10 }] },
   { name: "open-tree-100k", title: "open() + getTree() {tree}", op: "open-tree", data: ["entries-100k", "quick-10k"] },
-  // entries that cost what is read (issue 32)
+  // entries that cost what is read
   { name: "first-branch-types-100", title: "open() + first getBranch() + each entry's type and role {100}", op: "open-branch-types", data: ["session-100mb", "quick-3mb"] },
   { name: "first-tree-types-100k", title: "open() + first getTree() + each entry's type {tree}", op: "open-tree-types", data: ["entries-100k", "quick-10k"] },
   { name: "context-100", title: "open() + buildSessionContext() {100}", op: "open-context", data: ["session-100mb", "quick-3mb"] },
@@ -44,7 +44,7 @@ export const WORKLOADS = [
   { name: "append-10k", title: "10,000 appendMessage() to a persisted {10} session", op: "append", data: ["session-10mb", "quick-3mb"], params: [{ count: 10_000 }, { count: 10_000 }], tmp: true },
   { name: "fork-100", title: "forkFrom() {100}", op: "fork", data: ["session-100mb", "quick-3mb"], tmp: true },
   { name: "branched-100", title: "createBranchedSession() on an open {100} session", op: "branched", data: ["session-100mb", "quick-3mb"], tmp: true },
-  // listing (issue 4): corpora made by `node benchmark/generate.mjs --listing`; no quick stand-in
+  // listing: corpora made by `node benchmark/generate.mjs --listing`; no quick stand-in
   { name: "list-5k", title: "list() over 5,000 files (1.1 GB), first call in the process", op: "list-cold", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
   { name: "list-5k-again", title: "list() over 5,000 files, second call in the same process", op: "list-warm", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
   { name: "list-5k-again-progress", title: "second list() of 5,000 files with onProgress", op: "list-warm-progress", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
@@ -53,13 +53,13 @@ export const WORKLOADS = [
   { name: "list-first-progress", title: "list() over 5,000 files: time to the first onProgress with a partial list", op: "list-first-progress", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
   { name: "find-by-id-5k", title: "findById() in a folder of 5,000", op: "find-by-id", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
   { name: "continue-recent-5k", title: "continueRecent() in a folder of 5,000", op: "continue-recent", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project" }] },
-  // accounting (issue 12): ours calls getSessionStats/usageReport; the reference side runs
+  // accounting: ours calls getSessionStats/usageReport; the reference side runs
   // pi's own loop (agent-session.js) over open() / listAll() + open() per file
   { name: "stats-100", title: "getSessionStats() {100} (reference: open() + pi's loop)", op: "session-stats", data: ["session-100mb", "quick-3mb"] },
   { name: "report-day-10k", title: "usageReport() by day over 10,000 files in 20 folders, first call (reference: listAll() + open() + pi's loop per file)", op: "usage-report-cold", listing: true, data: ["listing-10k", null], params: [{ groupBy: "day" }], samples: [3, 0] },
   { name: "report-day-10k-again", title: "usageReport() by day over 10,000 files, second call in the same process", op: "usage-report-warm", listing: true, data: ["listing-10k", null], params: [{ groupBy: "day" }], samples: [3, 0] },
   { name: "report-day-10k-persisted", title: "usageReport() by day over 10,000 files, first call of a new process with the persistent cache", op: "usage-report-persisted", listing: true, data: ["listing-10k", null], params: [{ groupBy: "day" }], samples: [3, 0] },
-  // resources (issue 10): many managers in one long-lived process
+  // resources: many managers in one long-lived process
   {
     name: "open-context-2k",
     title: "open() + buildSessionContext() of 2,000 distinct sessions in one process (descriptors open at the end)",
@@ -79,7 +79,7 @@ export const WORKLOADS = [
     samples: [2, 1],
     describe: (e) => `+${e.rssGrowthMb.toFixed(0)} MB RSS, ${e.fds} fds`,
   },
-  // search (issue 12): typed a key at a time, relevance order as in pi's /resume
+  // search: typed a key at a time, relevance order as in pi's /resume
   { name: "search-keys-5k", title: "search per keystroke over 5,000 sessions, steady state (words, a phrase, an id, a cwd part)", op: "search-keystrokes", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project", sort: "threaded", rounds: 1, queries: ["compaction", '"tool result"', "{id}", "big-proj", "keybinding render", "zebra"] }] },
   { name: "search-regex-keys-5k", title: "search per keystroke over 5,000 sessions, steady state, re: patterns (run in V8)", op: "search-keystrokes", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project", sort: "relevance", rounds: 1, queries: ["re:compact(ion|ed)", "re:(?<=the )tool"] }] },
   { name: "search-warm-5k", title: "searchSessions() over 5,000 files, warm process (second search)", op: "search-warm", listing: true, data: ["listing-5k", null], params: [{ cwd: "/home/dev/big-project", sort: "relevance", warmup: "session", query: "keybinding render" }] },

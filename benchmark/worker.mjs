@@ -201,7 +201,7 @@ const WORKLOADS = {
     check: ({ lens, ends }) => ({ calls: lens.length, total: lens.reduce((a, b) => a + b, 0), hash: hashOf(`${lens.join(",")}|${ends.join(",")}`) }),
   },
   // open() + the first getBranch() + each entry's type and role: what pi reads of the
-  // branch at start (issue 32)
+  // branch at start
   "open-branch-types": {
     run: ({ SessionManager }, p) => {
       const branch = SessionManager.open(p.file).getBranch();
@@ -556,7 +556,7 @@ Object.assign(WORKLOADS, {
   }),
 });
 
-// ---- search (issue 12): pi's /resume search, ours (searchSessions, SessionSearch) against
+// ---- search: pi's /resume search, ours (searchSessions, SessionSearch) against
 // the reference's listing plus its filterAndSortSessions (session-selector-search.js)
 
 /** The reference's search function when the impl is its session-manager.js; null for ours. */
