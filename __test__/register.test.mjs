@@ -20,7 +20,7 @@ import { layoutsUnavailable, packageIn } from "./helpers/pi-layouts.mjs";
 import { REPO_ROOT } from "./helpers/reference.mjs";
 
 const require = createRequire(import.meta.url);
-const { findPi, shimTarget } = require("../bin/pi-native");
+const { findPi } = require("../bin/pi-native");
 const { handOver, piPackageOf } = require("../register.cjs");
 const [major, minor] = process.versions.node.split(".").map(Number);
 const piSkip = major < 22 || (major === 22 && minor < 19) ? `pi needs Node >= 22.19 (this is ${process.version}); the Node 22 pass runs it` : false;
@@ -234,35 +234,6 @@ test("pi-native runs the pi found on PATH, with the hook; without a pi it says h
 	const none = node([path.join(REPO_ROOT, "bin", "pi-native"), "--version"], { env: { PATH: path.dirname(process.execPath), npm_config_prefix: empty } });
 	assert.equal(none.status, 1);
 	assert.match(none.stderr, /^pi-native: pi was not found .*npm install -g @earendil-works\/pi-coding-agent/);
-});
-
-test("pi-native finds pi through the shim scripts npm writes on Windows (.cmd, .ps1, sh) and pnpm writes anywhere", () => {
-	const pkg = fakePi("shims", "1.6.0", { "dist/cli.js": "" });
-	const cli = fs.realpathSync(path.join(pkg, "dist", "cli.js"));
-	const prefix = path.join(root, "shims");
-	const write = (dir, name, text) => {
-		fs.mkdirSync(dir, { recursive: true });
-		fs.writeFileSync(path.join(dir, name), text);
-		return path.join(dir, name);
-	};
-	// npm's global folder on Windows: the shims beside node_modules, naming the script from their own folder
-	const cmd = [
-		"@ECHO off", "GOTO start", ":find_dp0", "SET dp0=%~dp0", "EXIT /b", ":start", "SETLOCAL", "CALL :find_dp0", "",
-		'IF EXIST "%dp0%\\node.exe" (', '  SET "_prog=%dp0%\\node.exe"', ") ELSE (", '  SET "_prog=node"', ")", "",
-		'endLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & "%_prog%"  "%dp0%\\node_modules\\@earendil-works\\pi-coding-agent\\dist\\cli.js" %*',
-	].join("\r\n");
-	assert.equal(shimTarget(write(prefix, "pi.cmd", cmd)), cli);
-	const ps1 = '#!/usr/bin/env pwsh\n$basedir=Split-Path $MyInvocation.MyCommand.Definition -Parent\n& "node$exe"  "$basedir/node_modules/@earendil-works/pi-coding-agent/dist/cli.js" $args\n';
-	assert.equal(shimTarget(write(prefix, "pi.ps1", ps1)), cli);
-	// pnpm's sh shim, in a folder of its own
-	const pnpmHome = path.join(root, "pnpm-home");
-	const sh = '#!/bin/sh\nbasedir=$(dirname "$(echo "$0" | sed -e \'s,\\\\,/,g\')")\nexec node  "$basedir/../shims/node_modules/@earendil-works/pi-coding-agent/dist/cli.js" "$@"\n';
-	write(pnpmHome, "pi", sh);
-	if (process.platform !== "win32") assert.equal(findPi({ PATH: pnpmHome, npm_config_prefix: path.join(root, "empty") }).file, cli);
-	// a shim of another package, or of a script that is not there, is not pi
-	assert.equal(shimTarget(write(prefix, "other.cmd", cmd.replace("@earendil-works\\pi-coding-agent", "other"))), null);
-	assert.equal(shimTarget(write(prefix, "gone.cmd", cmd.replace("cli.js", "gone.js"))), null);
-	assert.equal(shimTarget(path.join(prefix, "missing.cmd")), null);
 });
 
 test("a class pi loads only after its main module ran stays pi's own, after the one line", { skip: typeof (await import("node:module")).registerHooks !== "function" && "module.registerHooks needs Node 22.15" }, () => {

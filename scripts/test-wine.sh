@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 # scripts/wine-check.mjs).
 WINE_JS_TESTS=(__test__/io-implementation.test.mjs __test__/differential.test.mjs __test__/module-format.test.mjs
   __test__/search.test.mjs __test__/grep.test.mjs __test__/usage-view.test.mjs __test__/progress.test.mjs
-  __test__/cli-output.test.mjs)
+  __test__/cli-output.test.mjs __test__/pi-native.test.mjs)
 
 step() { # <label> <command...>
   local label=$1 started=$SECONDS
