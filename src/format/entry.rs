@@ -131,62 +131,71 @@ struct RareFields {
     first_kept_index: Option<f64>,
 }
 
-static UNDEFINED: Key = Key::const_new(UNDEFINED_KEY);
+/// The rare fields of an entry that has none of them: each getter's answer
+/// without a box, and a new box's start.
+static NO_RARE: RareFields = RareFields {
+    target: Key::const_new(UNDEFINED_KEY),
+    first_kept: Key::const_new(UNDEFINED_KEY),
+    version: 1.0,
+    first_kept_index: None,
+};
 
 impl EntryMeta {
+    fn rare(&self) -> &RareFields {
+        self.rare.as_deref().unwrap_or(&NO_RARE)
+    }
+
     /// `targetId` of label and context_edit entries.
     pub fn target(&self) -> &Key {
-        self.rare.as_ref().map_or(&UNDEFINED, |r| &r.target)
+        &self.rare().target
     }
 
     /// `firstKeptEntryId` of compactions.
     pub fn first_kept(&self) -> &Key {
-        self.rare.as_ref().map_or(&UNDEFINED, |r| &r.first_kept)
+        &self.rare().first_kept
     }
 
     /// The header's `version` as a number (`?? 1` applied), for migration.
     pub fn version(&self) -> f64 {
-        self.rare.as_ref().map_or(1.0, |r| r.version)
+        self.rare().version
     }
 
     /// `firstKeptEntryIndex` of v1 compactions when it is a number.
     pub fn first_kept_index(&self) -> Option<f64> {
-        self.rare.as_ref().and_then(|r| r.first_kept_index)
+        self.rare().first_kept_index
     }
 
-    fn rare_mut(&mut self) -> &mut RareFields {
-        self.rare.get_or_insert_with(|| {
-            Box::new(RareFields {
-                target: UNDEFINED.clone(),
-                first_kept: UNDEFINED.clone(),
-                version: 1.0,
-                first_kept_index: None,
-            })
-        })
+    /// The box, made when a field first differs from `NO_RARE`'s (none for an
+    /// entry whose every rare field is as `NO_RARE` has it).
+    fn rare_mut(&mut self, differs: bool) -> Option<&mut RareFields> {
+        if differs && self.rare.is_none() {
+            self.rare = Some(Box::new(NO_RARE.clone()));
+        }
+        self.rare.as_deref_mut()
     }
 
     pub fn set_target(&mut self, target: Key) {
-        if self.rare.is_some() || target != UNDEFINED {
-            self.rare_mut().target = target;
+        if let Some(rare) = self.rare_mut(target != NO_RARE.target) {
+            rare.target = target;
         }
     }
 
     pub fn set_first_kept(&mut self, first_kept: Key) {
-        if self.rare.is_some() || first_kept != UNDEFINED {
-            self.rare_mut().first_kept = first_kept;
+        if let Some(rare) = self.rare_mut(first_kept != NO_RARE.first_kept) {
+            rare.first_kept = first_kept;
         }
     }
 
     pub fn set_version(&mut self, version: f64) {
-        // NaN (a version that is not a number) is kept too.
-        if self.rare.is_some() || version.to_bits() != 1.0f64.to_bits() {
-            self.rare_mut().version = version;
+        // Compared bit for bit: NaN (a version that is not a number) is kept too.
+        if let Some(rare) = self.rare_mut(version.to_bits() != NO_RARE.version.to_bits()) {
+            rare.version = version;
         }
     }
 
     pub fn set_first_kept_index(&mut self, index: Option<f64>) {
-        if self.rare.is_some() || index.is_some() {
-            self.rare_mut().first_kept_index = index;
+        if let Some(rare) = self.rare_mut(index != NO_RARE.first_kept_index) {
+            rare.first_kept_index = index;
         }
     }
 
