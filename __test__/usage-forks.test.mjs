@@ -3,7 +3,7 @@
 // createBranchedSession (/fork, /tree) at random points, forks of forks, forks into
 // another project, parents appended to after the fork, a deleted parent, a copy whose
 // usage was changed, an unrelated entry that shares an id, and a cycle of parentSession.
-// usageReport is compared with a JavaScript oracle of the rule (README "Accounting"):
+// usageReport is compared with a JavaScript oracle of the rule (docs/library.md, usageReport):
 // an entry of a fork that is a copy of an entry of its parent (same id, timestamp,
 // model key and usage) counts where it was first written, found by walking up
 // parentSession while the parent has it; in a cycle, the cycle's smallest path. Every

@@ -173,7 +173,7 @@ function row(r) {
  * Token and cost totals across sessions, grouped by `day`, `week` (ISO),
  * `month`, `session` (file path), `model` (pi's breakdown key) or `project`
  * (the session's cwd). A fork's copies of its parent's entries count where they
- * were first written, once. See README "Accounting" for the rules.
+ * were first written, once. See docs/library.md, usageReport, for the rules.
  */
 async function usageReport(options = {}) {
   const { cwd, sessionDir, groupBy, since, until, timezone, onProgress, signal } = options ?? {};

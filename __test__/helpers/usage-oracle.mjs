@@ -1,5 +1,5 @@
 // What usageReport() should answer, computed in JavaScript from the documented rules
-// (README "Accounting"): the record an entry adds, its local date in the report's zone
+// (docs/library.md, usageReport): the record an entry adds, its local date in the report's zone
 // (Intl), the groups, the order, and which sessions count. Shared by the tests of
 // usageReport over random files (stats.test.mjs) and over forked stores
 // (usage-forks.test.mjs).

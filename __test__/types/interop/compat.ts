@@ -19,7 +19,7 @@ type Check<T extends true> = T;
 type Public<T> = { [K in keyof T]: T[K] };
 /** Static members of a class (drops `prototype`, whose instance type is nominal). */
 type Statics<T> = Omit<T, "prototype">;
-/** What ours has beyond the reference: close() and [Symbol.dispose]() (README, "Beyond the reference"). */
+/** What ours has beyond the reference: close() and [Symbol.dispose]() (docs/library.md, "Beyond the reference"). */
 type Beyond = "close" | typeof Symbol.dispose;
 /** Our SessionManager without the additions: the reference's surface. */
 type Core<T> = Omit<T, Beyond>;

@@ -1,4 +1,4 @@
-// The README's SDK example (section "The register hook, pi-native and the SDK"), as written
+// The SDK example of docs/pi-package.md (section "The SDK: useNativeSessions"), as written
 // there: pi's own class, switched, keeps pi's types, so it is what createAgentSession takes.
 import { createAgentSession, SessionManager } from "@earendil-works/pi-coding-agent";
 import { useNativeSessions, usesNativeSessions } from "pi-session-native";
