@@ -930,7 +930,15 @@ export interface SessionManager extends DisposableWhereSupported {}
  * (`code` `ERR_PI_SESSION_NATIVE_UNSUPPORTED`) and changes nothing if the class's session
  * API is not the one this package implements (pi 1.6's).
  */
-export declare function useNativeSessions<T extends Function>(PiSessionManager: T): T;
+export declare function useNativeSessions<T extends Function>(PiSessionManager: T, options?: UseNativeSessionsOptions): T;
+export interface UseNativeSessionsOptions {
+    /**
+     * Whether the managers pi makes let go of entry values nothing outside holds and read
+     * them again from the file when asked (see `configureEntries`). Default `true`;
+     * `PI_SESSION_NATIVE_RELEASE=0` or `1` in the environment overrides it.
+     */
+    releaseEntries?: boolean;
+}
 /** Whether `useNativeSessions` has switched this class (in any copy of this package), or it is this package's own. */
 export declare function usesNativeSessions(PiSessionManager: unknown): boolean;
 
@@ -949,6 +957,23 @@ export interface ListingOptions {
  * the environment variable `PI_SESSION_NATIVE_CACHE_DIR` is used, if set.
  */
 export declare function configureListing(options?: ListingOptions): void;
+
+export interface EntryOptions {
+    /**
+     * Managers made from now on by this package's statics let go of the heavy values of
+     * their entries (message content and details, summaries, custom data, a compaction's
+     * system message) once nothing outside the manager holds them, and read them again from
+     * the session file when next asked: a long-lived process costs what it holds, not what
+     * it wrote. While held, a value is the same object with whatever was done to it; once
+     * let go, it comes back equal to its line. Entries and messages themselves are kept.
+     * Default `false` (the reference's identity for every value);
+     * `PI_SESSION_NATIVE_RELEASE=0` or `1` in the environment overrides it.
+     */
+    release?: boolean;
+}
+
+/** Configures the managers made from now on; returns the setting in force. */
+export declare function configureEntries(options: EntryOptions): { release: boolean };
 
 /** Which sessions `listSessions` lists, and how. */
 export interface ListSessionsOptions {

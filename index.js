@@ -1,6 +1,6 @@
 'use strict';
 // pi-session-native: a drop-in for the session API of @earendil-works/pi-coding-agent.
-const { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId } = require('./lib/session-manager.js');
+const { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId, configureEntries } = require('./lib/session-manager.js');
 const context = require('./lib/context.js');
 const { configureListing, findMostRecentSession, listSessions } = require('./lib/listing.js');
 const { loadEntriesFromFile } = require('./lib/loader.js');
@@ -33,6 +33,7 @@ module.exports = {
   resolvePath,
   findSessionFiles,
   configureListing,
+  configureEntries,
   listSessions,
   getSessionStats,
   getUsageCostBreakdown,

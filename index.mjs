@@ -20,6 +20,7 @@ export const {
   resolvePath,
   findSessionFiles,
   configureListing,
+  configureEntries,
   listSessions,
   getSessionStats,
   getUsageCostBreakdown,

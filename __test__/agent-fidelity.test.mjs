@@ -38,7 +38,8 @@ class Flat extends Normalizer {
 function run(side) {
 	const dir = path.join(root, "run");
 	fs.rmSync(dir, { recursive: true, force: true });
-	const child = spawnSync(process.execPath, [SCENARIO, side, dir], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024, timeout: 300_000 });
+	// --expose-gc: a full collection before every step (helpers/collect.mjs), on every side.
+	const child = spawnSync(process.execPath, ["--expose-gc", SCENARIO, side, dir], { encoding: "utf8", maxBuffer: 256 * 1024 * 1024, timeout: 300_000 });
 	assert.equal(child.status, 0, `${side} side failed:\n${child.stderr}`);
 	const raw = JSON.parse(child.stdout);
 	const norm = new Flat({ roots: [dir] });
@@ -47,7 +48,7 @@ function run(side) {
 	const text = (value) => durations(norm.text(JSON.stringify(value, null, 1)));
 	return {
 		raw,
-		log: raw.log.map((entry) => ({ step: entry.step, text: text({ ...entry, native: undefined }) })),
+		log: raw.log.map((entry) => ({ step: entry.step, text: text({ ...entry, native: undefined, letGo: undefined }) })),
 		reopened: text(raw.reopened),
 		listed: text(raw.listed),
 		files: raw.files.map((f) => ({ file: norm.text(f.file), text: f.text === null ? null : durations(norm.text(f.text)) })),
@@ -73,11 +74,17 @@ test("the scenario does on pi's own class what it is meant to do", { skip }, () 
 	assert.ok(pi.raw.log.every((l) => l.native !== true), "pi's side ran on pi's class");
 });
 
-test("pi's AgentSession on the native class: the same steps, contexts, errors and files", { skip }, () => {
+for (const [side, title, letsGo] of [
+	["native", "letting go of what nothing holds (pi's default)", true],
+	["native-keep", "keeping every value (releaseEntries: false)", false],
+]) test(`pi's AgentSession on the native class, ${title}: the same steps, contexts, errors and files`, { skip }, () => {
 	assert.ok(pi, "needs pi's run");
-	native = run("native");
+	native = run(side);
 	const snapshots = native.raw.log.filter((l) => l.native !== undefined);
 	assert.ok(snapshots.length > 10 && snapshots.every((l) => l.native), "every session pi made (start, fork, new, switch, import) was native");
+	const letGo = Math.max(...snapshots.map((l) => l.letGo));
+	if (letsGo) assert.ok(letGo > 0, "entries pi wrote with heavy values are held only until nothing else holds them");
+	else assert.equal(letGo, 0, "every entry pi wrote is kept as it was given");
 	assert.deepEqual(
 		native.log.map((l) => l.step),
 		pi.log.map((l) => l.step),

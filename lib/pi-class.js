@@ -6,7 +6,7 @@
 //
 // One shared marker (a Symbol.for on pi's class) makes the switch happen once per class
 // however many copies of this package try (the register hook, the pi package, an SDK call).
-const { SessionManager } = require('./session-manager.js');
+const { SessionManager, withRelease } = require('./session-manager.js');
 
 /** The statics that make or find managers; all of them are switched, or none. */
 const STATICS = ['create', 'open', 'continueRecent', 'inMemory', 'forkFrom', 'findById', 'list', 'listAll'];
@@ -47,9 +47,18 @@ function unsupportedReason(PiSessionManager) {
  * (code ERR_PI_SESSION_NATIVE_UNSUPPORTED) and changes nothing if the class's session API
  * is not the one this package implements.
  */
-function useNativeSessions(PiSessionManager) {
+function useNativeSessions(PiSessionManager, options) {
+  if (options !== undefined && (options === null || typeof options !== 'object')) {
+    throw new TypeError('useNativeSessions options must be an object');
+  }
+  const releaseEntries = options?.releaseEntries ?? true;
+  if (typeof releaseEntries !== 'boolean') throw new TypeError('options.releaseEntries must be a boolean');
   if (PiSessionManager?.[NATIVE_CLASS]) return PiSessionManager; // already ours
-  if (PiSessionManager?.[SWITCHED]) return PiSessionManager;
+  if (PiSessionManager?.[SWITCHED]) {
+    // Switched already (by any copy of this package): the latest word on letting go counts.
+    if (options?.releaseEntries !== undefined) PiSessionManager[SWITCHED].releaseEntries = releaseEntries;
+    return PiSessionManager;
+  }
   const reason = unsupportedReason(PiSessionManager);
   if (reason) {
     const error = new TypeError(`pi-session-native: this SessionManager cannot be switched to native sessions: ${reason}`);
@@ -57,13 +66,15 @@ function useNativeSessions(PiSessionManager) {
     throw error;
   }
   const originals = {};
+  // pi's own managers let go of entry values nothing holds, unless asked not to.
+  const state = { native: SessionManager, originals, ownHasInstance: undefined, releaseEntries };
   for (const name of STATICS) {
     originals[name] = Object.getOwnPropertyDescriptor(PiSessionManager, name);
     const nativeStatic = SessionManager[name];
     // Named and sized as pi's own, so that stack traces and .length read the same.
     const answer = {
       [name](...args) {
-        return nativeStatic.apply(SessionManager, args);
+        return withRelease(state.releaseEntries, () => nativeStatic.apply(SessionManager, args));
       },
     }[name];
     Object.defineProperty(answer, 'length', { value: originals[name]?.value?.length ?? nativeStatic.length });
@@ -84,8 +95,9 @@ function useNativeSessions(PiSessionManager) {
     },
     configurable: true,
   });
+  state.ownHasInstance = ownHasInstance;
   Object.defineProperty(PiSessionManager, SWITCHED, {
-    value: { native: SessionManager, originals, ownHasInstance },
+    value: state,
     configurable: true,
   });
   globalThis[PI_CLASS] = PiSessionManager;

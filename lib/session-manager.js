@@ -46,6 +46,43 @@ function closedNative(file) {
   return new Proxy({}, { get: fail, set: fail });
 }
 
+/**
+ * Whether new managers let go of the entry values nothing outside holds (lib/lazy.js):
+ * PI_SESSION_NATIVE_RELEASE=1 or 0 decides for every manager; otherwise pi's own
+ * managers (made through a class switched by useNativeSessions) let go unless that
+ * switch said not to, and others as configureEntries() says (off until it is called).
+ */
+const RELEASE_ENV = process.env.PI_SESSION_NATIVE_RELEASE;
+let libraryRelease = false;
+/** Set while a switched pi class's static makes managers (see withRelease). */
+let scopedRelease;
+
+function releaseForNewManager() {
+  if (RELEASE_ENV === '1' || RELEASE_ENV === 'on') return true;
+  if (RELEASE_ENV === '0' || RELEASE_ENV === 'off') return false;
+  return scopedRelease ?? libraryRelease;
+}
+
+/** Runs `make` with new managers letting go (or not) as `release` says. */
+function withRelease(release, make) {
+  const outer = scopedRelease;
+  scopedRelease = release;
+  try {
+    return make();
+  } finally {
+    scopedRelease = outer;
+  }
+}
+
+/** The package's switch for managers made by its own statics (see README). */
+function configureEntries(options) {
+  if (options === null || typeof options !== 'object') throw new TypeError('configureEntries options must be an object');
+  const { release } = options;
+  if (release !== undefined && typeof release !== 'boolean') throw new TypeError('options.release must be a boolean');
+  if (release !== undefined) libraryRelease = release;
+  return { release: libraryRelease };
+}
+
 function headerCwd(header) {
   return typeof header.cwd === 'string' ? header.cwd : undefined;
 }
@@ -77,6 +114,10 @@ class SessionManager {
   #source;
   /** [holder, key, ...] of the lazy values made from the current native session. */
   #lazy = [];
+  /** Whether this manager lets go of entry values nothing outside holds. */
+  #release = releaseForNewManager();
+  /** When letting go: each entry's origin (lib/lazy.js) by position, for entries that have one. */
+  #origins = [];
 
   constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries, openedNative) {
     this.#cwd = paths.resolvePath(cwd);
@@ -130,14 +171,14 @@ class SessionManager {
       let entry = isAscii[i] ? ascii[a++] : other[o++];
       if (cuts[i] !== 0) {
         source ??= this.#lazySource();
-        entry = lazy.makeLazy(entry, cuts[i], source, batch[i], this.#lazy);
+        entry = lazy.makeLazy(entry, cuts[i], source, batch[i], this.#release ? this.#origins : this.#lazy);
       }
       objects[batch[i]] = entry;
     }
   }
 
   #lazySource() {
-    if (this.#source?.native !== this.#native) this.#source = new lazy.LazySource(this.#native);
+    if (this.#source?.native !== this.#native) this.#source = new lazy.LazySource(this.#native, this.#release);
     return this.#source;
   }
 
@@ -190,6 +231,7 @@ class SessionManager {
     this.#native = loaded;
     this.#objects = [];
     this.#lazy = [];
+    this.#origins = [];
     this.#sessionId = this.#at(loaded.headerPosition()).id;
   }
 
@@ -210,11 +252,12 @@ class SessionManager {
   newSession(options) {
     if (options?.id !== undefined) assertValidSessionId(options.id);
     this.#sessionId = options?.id ?? native.newSessionId();
-    if (this.#lazy.length > 0) {
+    if (this.#lazy.length > 0 || this.#origins.length > 0) {
       // Entries handed out still read their lazy values from this native
       // session: the new session gets a native session of its own.
       this.#native = newNative(this.#persist);
       this.#lazy = [];
+      this.#origins = [];
     }
     const timestamp = new Date().toISOString();
     const header = {
@@ -329,7 +372,7 @@ class SessionManager {
       } catch (error) {
         throw translate(error);
       }
-      this.#objects[position] = entry;
+      this.#objects[position] = this.#release ? this.#letGo(entry, line, position) : entry;
       this.#appendedLeaf = entry.id;
       return;
     }
@@ -346,9 +389,21 @@ class SessionManager {
       line = JSON.stringify(entry);
     }
     const position = call(() => n.append(meta, line, flushPositions, flushLines));
-    this.#objects[position] = entry;
+    this.#objects[position] = this.#release && line !== undefined ? this.#letGo(entry, line, position) : entry;
     if (plan.mode === 2) this.#syncAppendMode();
     this.#appendedLeaf = entry.id;
+  }
+
+  /**
+   * The entry just written at `position`, made to let go of its heavy values once
+   * nothing outside holds them (the entry itself is ours: nobody has it yet).
+   */
+  #letGo(entry, line, position) {
+    // A line this short has no value long enough to be cut (lazy.THRESHOLD bytes).
+    if (line.length * 3 <= lazy.THRESHOLD) return entry;
+    const source = this.#lazySource();
+    const { cuts } = source.skeleton(position);
+    return cuts === 0 ? entry : lazy.releaseWritten(entry, cuts, source, position, this.#origins);
   }
 
   appendMessage(message) {
@@ -639,9 +694,18 @@ class SessionManager {
       parentSession: this.#persist ? previousSessionFile : undefined,
     };
     const old = this.#objects;
+    const oldOrigins = this.#origins;
     // The native session's positions change: entries handed out read their
-    // lazy values now, while their lines are where they were.
+    // lazy values now, while their lines are where they were (when letting go,
+    // only those of entries the new session leaves out: the others follow
+    // their lines to their new places).
     lazy.forceAll(this.#lazy);
+    if (oldOrigins.length > 0) {
+      const onPath = new Set(this.#native.branch(start ? keyOf(start) : undefined));
+      oldOrigins.forEach((origin, p) => {
+        if (!onPath.has(p)) lazy.pin(old[p]);
+      });
+    }
     const outcome = call(
       () =>
         this.#native.branchSession(
@@ -653,6 +717,7 @@ class SessionManager {
       `Entry ${leafId} not found`,
     );
     const objects = [header];
+    const origins = [];
     const { kept, parents, firstKept } = outcome;
     for (let i = 0; i < kept.length; i++) {
       const entry = old[kept[i]];
@@ -661,10 +726,13 @@ class SessionManager {
         continue;
       }
       const parentId = parents[i] === null ? null : valueOfKey(parents[i]);
+      const origin = oldOrigins[kept[i]];
+      if (origin !== undefined) {
+        origin.position = objects.length;
+        origins[objects.length] = origin;
+      }
       objects.push(
-        entry.type === 'compaction'
-          ? { ...entry, parentId, firstKeptEntryId: valueOfKey(firstKept[i]) }
-          : { ...entry, parentId },
+        lazy.copyEntry(entry, entry.type === 'compaction' ? { parentId, firstKeptEntryId: valueOfKey(firstKept[i]) } : { parentId }),
       );
     }
     for (let i = 0; i < outcome.labelIds.length; i++) {
@@ -685,6 +753,7 @@ class SessionManager {
     }
     this.#objects = objects;
     this.#lazy = [];
+    this.#origins = origins;
     this.#sessionId = newSessionId;
     this.#syncAppendMode();
     return this.#persist ? newSessionFile : undefined;
@@ -704,6 +773,7 @@ class SessionManager {
     this.#native = closedNative(file);
     this.#objects = [];
     this.#lazy = [];
+    this.#origins = [];
     this.#idPool = [];
     this.#appendsLines = false;
     this.#appendedLeaf = undefined;
@@ -819,4 +889,11 @@ class SessionManager {
   }
 }
 
-module.exports = { SessionManager, CURRENT_SESSION_VERSION, assertValidSessionId, accountManager: (m) => accountManager(m) };
+module.exports = {
+  SessionManager,
+  CURRENT_SESSION_VERSION,
+  assertValidSessionId,
+  configureEntries,
+  withRelease,
+  accountManager: (m) => accountManager(m),
+};

@@ -7,7 +7,12 @@
 // reopened at the end. Run by __test__/agent-fidelity.test.mjs, once per side:
 //
 //   node agent-scenario.mjs pi     <dir>   pi's own SessionManager class
-//   node agent-scenario.mjs native <dir>   the same class after useNativeSessions (this package)
+//   node agent-scenario.mjs native <dir>   the same class after useNativeSessions (this package),
+//                                          letting go of entry values nothing holds (its default)
+//   node agent-scenario.mjs native-keep <dir>   the same, keeping every value (releaseEntries: false)
+//
+// With --expose-gc, a full collection runs before every step and every snapshot, so that
+// what the native class lets go of is gone before pi reads it again.
 //
 // Prints one JSON object: { log, files }, where log is what pi showed after each step
 // (contexts, leaves, trees, names, errors) and files the text of every session file, in the
@@ -18,22 +23,25 @@ import { createRequire } from "node:module";
 import path from "node:path";
 import * as sdk from "@earendil-works/pi-coding-agent";
 import { fauxAssistantMessage, fauxProvider, fauxText, fauxThinking, fauxToolCall } from "@earendil-works/pi-ai";
+import { collectGarbage } from "./collect.mjs";
 import { runtimeFactory } from "./sdk-runtime.mjs";
 
 const { createAgentSessionRuntime, ModelRuntime, SessionManager, SettingsManager } = sdk;
 
 const [side, root] = process.argv.slice(2);
-if (!["pi", "native"].includes(side) || !root) throw new Error("usage: agent-scenario.mjs pi|native <dir>");
-if (side === "native") {
+if (!["pi", "native", "native-keep"].includes(side) || !root) throw new Error("usage: agent-scenario.mjs pi|native|native-keep <dir>");
+if (side !== "pi") {
 	const { useNativeSessions } = createRequire(import.meta.url)("../../index.js");
-	useNativeSessions(SessionManager);
+	useNativeSessions(SessionManager, side === "native-keep" ? { releaseEntries: false } : undefined);
 }
 
 const agentDir = path.join(root, "agent");
 const cwd = path.join(root, "project");
 fs.mkdirSync(agentDir, { recursive: true });
 fs.mkdirSync(cwd, { recursive: true });
-fs.writeFileSync(path.join(cwd, "notes.txt"), "alpha\nbeta\ngamma\n");
+// Long enough that the read tool's result is a heavy value (over 512 bytes of JSON).
+const filler = Array.from({ length: 60 }, (_, i) => `line ${i + 1}: the notes go on about nothing in particular`).join("\n");
+fs.writeFileSync(path.join(cwd, "notes.txt"), `alpha\nbeta\ngamma\n${filler}\n`);
 process.env.PI_CODING_AGENT_DIR = agentDir;
 process.env.PI_OFFLINE = "1";
 
@@ -67,8 +75,12 @@ const seeFile = (file) => {
 /** A copy as things stand now (session.messages is live). */
 const now = (value) => JSON.parse(JSON.stringify(value ?? null));
 
+/** Entries whose message the manager answers through an accessor (it wrote them and lets go). */
+const letGoMessages = (entries) => entries.filter((e) => typeof Object.getOwnPropertyDescriptor(e, "message")?.get === "function").length;
+
 /** What pi and its user see of the current session. */
-function snapshot(runtime, step) {
+async function snapshot(runtime, step) {
+	await collectGarbage();
 	const session = runtime.session;
 	const sm = session.sessionManager;
 	seeFile(sm.getSessionFile());
@@ -76,6 +88,7 @@ function snapshot(runtime, step) {
 	log.push({
 		step,
 		native: Boolean(Object.getPrototypeOf(sm).constructor[Symbol.for("pi-session-native.nativeClass")]),
+		letGo: letGoMessages(sm.getEntries()),
 		file: sm.getSessionFile(),
 		sessionId: sm.getSessionId(),
 		name: sm.getSessionName(),
@@ -93,6 +106,7 @@ function snapshot(runtime, step) {
 }
 
 async function step(name, fn) {
+	await collectGarbage();
 	try {
 		const result = await fn();
 		log.push({ step: name, result: result === undefined ? null : result });
@@ -106,7 +120,7 @@ async function step(name, fn) {
 const reply = (content, options) => () => fauxAssistantMessage(content, options);
 
 const runtime = await createAgentSessionRuntime(createRuntime, { cwd, agentDir, sessionManager: SessionManager.create(cwd) });
-snapshot(runtime, "start");
+await snapshot(runtime, "start");
 
 // Prompts, a tool call and its result.
 faux.setResponses([reply([fauxThinking("greeting"), fauxText("Hello! How can I help?")])]);
@@ -117,7 +131,7 @@ faux.setResponses([
 	reply("The notes say alpha, beta, gamma."),
 ]);
 await step("prompt with tools", () => runtime.session.prompt("what do the notes say?"));
-snapshot(runtime, "after tools");
+await snapshot(runtime, "after tools");
 
 // Model and thinking level, the session's name, labels.
 await step("set model", () => runtime.session.setModel(model2));
@@ -134,7 +148,7 @@ await step("bash", async () => {
 });
 faux.setResponses([reply("Noted, on the second model.")]);
 await step("prompt on model 2", () => runtime.session.prompt("remember the number 42"));
-snapshot(runtime, "after model, name, label");
+await snapshot(runtime, "after model, name, label");
 
 // Manual compaction.
 faux.setResponses([
@@ -147,7 +161,7 @@ await step("compact", async () => {
 });
 faux.setResponses([reply("After compaction I still know 42.")]);
 await step("prompt after compaction", () => runtime.session.prompt("what number?"));
-snapshot(runtime, "after manual compaction");
+await snapshot(runtime, "after manual compaction");
 
 // Automatic compaction: the provider says the prompt is too long; pi compacts and retries.
 faux.setResponses([
@@ -156,7 +170,7 @@ faux.setResponses([
 	reply("Retried after the automatic compaction."),
 ]);
 await step("prompt overflowing", () => runtime.session.prompt("a very long question"));
-snapshot(runtime, "after automatic compaction");
+await snapshot(runtime, "after automatic compaction");
 
 // /tree: back to the first user message with a branch summary, then a new branch.
 const target = runtime.session.sessionManager.getEntries().find((e) => e.type === "message" && e.message.role === "assistant");
@@ -168,7 +182,7 @@ await step("navigate tree", async () => {
 faux.setResponses([reply("On the new branch.")]);
 await step("prompt on branch", () => runtime.session.prompt("let's try another way"));
 await step("navigate missing", () => runtime.session.navigateTree("missing0"));
-snapshot(runtime, "after tree navigation");
+await snapshot(runtime, "after tree navigation");
 const originalFile = runtime.session.sessionFile;
 
 // Fork from a user message: a new file with the branch up to it.
@@ -176,30 +190,30 @@ const forkFrom = runtime.session.sessionManager.getBranch().filter((e) => e.type
 await step("fork", () => runtime.fork(forkFrom.id));
 faux.setResponses([reply("In the fork.")]);
 await step("prompt in fork", () => runtime.session.prompt("forked question"));
-snapshot(runtime, "after fork");
+await snapshot(runtime, "after fork");
 await step("fork missing", () => runtime.fork("missing1"));
 const forkedFile = runtime.session.sessionFile;
 
 // A new session, then back to the first one.
 await step("new session", () => runtime.newSession());
-snapshot(runtime, "new session, empty");
+await snapshot(runtime, "new session, empty");
 faux.setResponses([reply("A fresh start.")]);
 await step("prompt in new session", () => runtime.session.prompt("new session question"));
-snapshot(runtime, "new session");
+await snapshot(runtime, "new session");
 await step("switch back", () => runtime.switchSession(originalFile));
 faux.setResponses([reply("Back in the original session.")]);
 await step("prompt after switch", () => runtime.session.prompt("are we back?"));
-snapshot(runtime, "switched back");
+await snapshot(runtime, "switched back");
 await step("switch to missing", () => runtime.switchSession(path.join(agentDir, "nope.jsonl")));
 
 // Import a copy of the fork, then fork at a position before a message.
 const copy = path.join(root, "copy.jsonl");
 fs.copyFileSync(forkedFile, copy);
 await step("import", () => runtime.importFromJsonl(copy));
-snapshot(runtime, "imported");
+await snapshot(runtime, "imported");
 const importedUser = runtime.session.sessionManager.getEntries().find((e) => e.type === "message" && e.message.role === "user");
 await step("fork at", () => runtime.fork(importedUser.id, { position: "at" }));
-snapshot(runtime, "forked at");
+await snapshot(runtime, "forked at");
 await step("import missing", () => runtime.importFromJsonl(path.join(root, "missing.jsonl")));
 
 await runtime.dispose();

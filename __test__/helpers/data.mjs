@@ -138,7 +138,9 @@ const SPECIAL_TEXTS = [
 
 export function randomText(rng) {
 	if (rng.bool(0.25)) return rng.pick(SPECIAL_TEXTS);
-	const n = 1 + rng.int(6);
+	// Sometimes long enough (over 512 bytes of JSON) to be a heavy value ours reads lazily
+	// and, when it lets go, makes again from its line.
+	const n = rng.bool(0.12) ? 100 + rng.int(200) : 1 + rng.int(6);
 	const words = [];
 	for (let i = 0; i < n; i++) words.push(rng.pick(WORDS));
 	return words.join(" ");

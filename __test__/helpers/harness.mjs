@@ -6,6 +6,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { waitForNextMs } from "./clock.mjs";
+import { collectGarbage } from "./collect.mjs";
 import { capture, firstDifference, IdentityTracker, Normalizer, render, Thrown } from "./normalize.mjs";
 import { ours, oursLoadedFrom } from "./ours.mjs";
 import { reference, referenceLoadedFrom } from "./reference.mjs";
@@ -308,6 +309,8 @@ export class Differential {
 	async step(name, fn, options = {}) {
 		const { state = "full", stateOptions, files = true, chdir = false } = options;
 		this.history.push(name);
+		// With --expose-gc: what the managers let go of since the last step is gone.
+		await collectGarbage();
 		const renders = [];
 		const results = [];
 		for (const side of this.sides) {

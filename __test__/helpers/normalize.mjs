@@ -162,6 +162,21 @@ function kindOf(v) {
 }
 
 /**
+ * With PI_SESSION_NATIVE_RELEASE=1 (the release pass of __test__/run.mjs), ours lets go of
+ * the heavy values of entries nothing holds (and of a message it wrote, once the caller's
+ * object is gone) and makes them again from their lines: equal, but not the same objects
+ * from one step to the next (the documented difference, asserted on purpose in
+ * release-entries.test.mjs). Then only entries (kept by every manager) carry identity from
+ * step to step; every other object is numbered within its render (#rN), on both sides
+ * alike, so that sharing inside one result is still compared. And a value made again from
+ * its line has what JSON keeps: in other objects than entries, keys holding `undefined`, a
+ * function or a symbol are left out, a number JSON cannot write is null and an object with
+ * toJSON (a Date) is what toJSON gives, on both sides alike.
+ */
+const PER_RENDER_IDENTITY = process.env.PI_SESSION_NATIVE_RELEASE === "1";
+const isEntry = (v) => typeof v.type === "string" && typeof v.id === "string" && ("parentId" in v || v.type === "session");
+
+/**
  * Render a value as lines "path = value".
  * options: norm (Normalizer), ids (IdentityTracker), opaque(v) -> string|undefined to print a
  * value without descending into it (e.g. a SessionManager instance).
@@ -169,6 +184,12 @@ function kindOf(v) {
 export function render(value, { norm, ids, opaque = () => undefined }, rootPath = "$") {
 	const lines = [];
 	const seen = new Set();
+	const local = new Map();
+	const ordinal = (v) => {
+		if (!PER_RENDER_IDENTITY || isEntry(v)) return `#${ids.ordinal(v)}`;
+		if (!local.has(v)) local.set(v, local.size + 1);
+		return `#r${local.get(v)}`;
+	};
 	const walk = (v, path) => {
 		switch (typeof v) {
 			case "undefined":
@@ -206,7 +227,7 @@ export function render(value, { norm, ids, opaque = () => undefined }, rootPath 
 			lines.push(`${path} = ${op}`);
 			return;
 		}
-		const id = `#${ids.ordinal(v)}`;
+		const id = ordinal(v);
 		if (seen.has(v)) {
 			lines.push(`${path} = ${id} (again)`);
 			return;
@@ -243,7 +264,20 @@ export function render(value, { norm, ids, opaque = () => undefined }, rootPath 
 			return;
 		}
 		lines.push(`${path} = ${kind} ${id}`);
+		const entry = isEntry(v);
 		for (const key of Object.keys(v)) {
+			if (PER_RENDER_IDENTITY && !entry) {
+				const value = v[key];
+				if (value === undefined || typeof value === "function" || typeof value === "symbol") continue;
+				if (typeof value === "number" && !Number.isFinite(value)) {
+					lines.push(`${path}.${key} = null`);
+					continue;
+				}
+				if (typeof value?.toJSON === "function") {
+					walk(value.toJSON(key), IDENT.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`);
+					continue;
+				}
+			}
 			const k = norm.text(key);
 			walk(v[key], IDENT.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`);
 		}

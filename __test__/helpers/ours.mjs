@@ -30,3 +30,5 @@ if (missing.length) throw new Error(`implementation under test (${loaded.loadedF
 /** Ours, restricted to the public contract (EXPORT_NAMES). */
 export const ours = Object.freeze(Object.fromEntries(EXPORT_NAMES.map((n) => [n, loaded.module[n]])));
 export const oursLoadedFrom = loaded.loadedFrom;
+/** Ours with everything it exports beyond the reference's contract (configureEntries ...). */
+export const oursModule = loaded.module;
