@@ -32,6 +32,8 @@ export const WORKLOADS = [
   { name: "context-500", title: "open() + buildSessionContext() {500}, compacted + branched", op: "open-context", data: ["session-500mb", "quick-12mb"] },
   { name: "entries-100", title: "open() + getEntries() {100}", op: "open-entries", data: ["session-100mb", "quick-3mb"] },
   { name: "context-call-100", title: "buildSessionContext() per call, open {100}", op: "context-calls", data: ["session-100mb", "quick-3mb"], params: [{ calls: 50 }, { calls: 20 }] },
+  { name: "footer-walk-100", title: "pi's footer walk after a reply (getEntries(), types, roles, usage) per call, open {100}", op: "footer-walks", data: ["session-100mb", "quick-3mb"], params: [{ calls: 50 }, { calls: 50 }] },
+  { name: "footer-walk-100-release", title: "the same, ours letting go of what nothing holds (pi's default)", op: "footer-walks", data: ["session-100mb", "quick-3mb"], params: [{ calls: 50, release: true }, { calls: 50, release: true }] },
   { name: "branch-call-100", title: "getBranch() per call, open {100}", op: "branch-calls", data: ["session-100mb", "quick-3mb"], params: [{ calls: 400 }, { calls: 1000 }] },
   { name: "tree-100k", title: "getTree() first call after open() {tree}", op: "tree", data: ["entries-100k", "quick-10k"] },
   { name: "tree-call-100k", title: "getTree() per call, open {tree}", op: "tree-calls", data: ["entries-100k", "quick-10k"], params: [{ calls: 5 }, { calls: 10 }] },

@@ -139,7 +139,17 @@ const WORKLOADS = {
       name: sm.getSessionName() ?? null,
     }),
   },
-  // SessionManager.open(file).buildSessionContext()
+  /** What pi's footer sums over getEntries() after every reply (its tokens, as one number). */
+function footerWalk(sm) {
+  let tokens = 0;
+  for (const entry of sm.getEntries()) {
+    const usage = entry.type === "usage" ? entry.usage : entry.type === "message" && (entry.message.role === "assistant" || entry.message.role === "toolResult") ? entry.message.usage : undefined;
+    if (usage) tokens += (usage.input ?? 0) + (usage.output ?? 0) + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0);
+  }
+  return tokens;
+}
+
+// SessionManager.open(file).buildSessionContext()
   "open-context": {
     run: ({ SessionManager }, p) => SessionManager.open(p.file).buildSessionContext(),
     check: (ctx) => contextCheck(ctx),
@@ -177,6 +187,24 @@ const WORKLOADS = {
     },
     perCall: true,
     check: ({ last, total }, p, { firstLen }) => ({ ...contextCheck(last), total, stable: total === firstLen * p.calls }),
+  },
+  // pi's footer after every reply: getEntries(), every entry's type, every message's role,
+  // the usage of every assistant message (and of usage entries), on an open session after
+  // one untimed walk; `release` switches ours to letting go of what nothing holds
+  "footer-walks": {
+    setup: (mod, p) => {
+      mod.configureEntries?.({ release: Boolean(p.release) });
+      const sm = mod.SessionManager.open(p.file);
+      const first = footerWalk(sm);
+      return { sm, first };
+    },
+    run: (_, p, { sm }) => {
+      let total = 0;
+      for (let i = 0; i < p.calls; i++) total += footerWalk(sm);
+      return total;
+    },
+    perCall: true,
+    check: (total, p, { first }) => ({ tokens: first, stable: total === first * p.calls }),
   },
   // getBranch() from the leaf and from entries spread along the leaf's path
   "branch-calls": {
