@@ -45,15 +45,16 @@ function oneLine(text, max) {
 function snippet(text, ranges, context = SNIPPET_CONTEXT) {
   const [first] = ranges;
   const start = unitBoundary(text, Math.max(0, first[0] - context));
-  const end = unitBoundary(text, Math.min(text.length, Math.min(first[1], first[0] + SNIPPET_MATCH) + context));
+  let end = unitBoundary(text, Math.min(text.length, Math.min(first[1], first[0] + SNIPPET_MATCH) + context));
   let out = start > 0 ? '…' : '';
   let at = start;
   for (const [s, e] of ranges) {
     if (s >= end) break;
-    if (s < at) continue;
-    const close = Math.min(e, end);
+    // A match the window reaches into is shown whole (a long first one up to SNIPPET_MATCH).
+    const close = Math.min(e, s + SNIPPET_MATCH);
     out += flat(text.slice(at, s)) + MARK_OPEN + flat(text.slice(s, close)) + MARK_CLOSE;
     at = close;
+    end = Math.max(end, close);
   }
   out += flat(text.slice(at, end));
   return end < text.length ? `${out}…` : out;

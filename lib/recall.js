@@ -299,12 +299,20 @@ class Lineage {
     this.infos = new Map(listed.map((s) => [fileKey(s.path), s]));
     for (const s of searched) this.infos.set(fileKey(s.path), s);
     this.searched = new Set(searched.map((s) => fileKey(s.path)));
+    this.listed = new Set(listed.map((s) => fileKey(s.path)));
+    // The forks' tree: each listed fork up to its root, through parents that are not listed
+    // (another project's) too, so that a fork of such a fork is counted.
     this.children = new Map();
+    const linked = new Set();
     for (const s of this.infos.values()) {
-      const parent = this.parentOf(fileKey(s.path));
-      if (parent === undefined) continue;
-      if (!this.children.has(parent)) this.children.set(parent, []);
-      this.children.get(parent).push(fileKey(s.path));
+      for (let file = fileKey(s.path); !linked.has(file); ) {
+        linked.add(file);
+        const parent = this.parentOf(file);
+        if (parent === undefined) break;
+        if (!this.children.has(parent)) this.children.set(parent, []);
+        this.children.get(parent).push(file);
+        file = parent;
+      }
     }
     this.managers = new Map();
   }
@@ -354,13 +362,13 @@ class Lineage {
     return file;
   }
 
-  /** How many forks of `file` (and of their forks) carry entry `id`, among the listed sessions. */
+  /** How many listed forks of `file` (and forks of its forks, listed or not) carry entry `id`. */
   forks(file, id, seen = new Set([file])) {
     let count = 0;
     for (const child of this.children.get(file) ?? []) {
       if (seen.has(child)) continue;
       seen.add(child);
-      if (this.holds(child, id)) count += 1 + this.forks(child, id, seen);
+      if (this.holds(child, id)) count += (this.listed.has(child) ? 1 : 0) + this.forks(child, id, seen);
     }
     return count;
   }
