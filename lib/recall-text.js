@@ -108,6 +108,18 @@ class OutputBudget {
   }
 }
 
+/** The longest start of `line` that takes at most `maxBytes` in UTF-8 (a surrogate pair kept whole). */
+function sliceToBytes(line, maxBytes) {
+  let units = Math.min(line.length, maxBytes);
+  let part = line.slice(0, unitBoundary(line, units));
+  for (let over = byteLength(part) - maxBytes; over > 0; over = byteLength(part) - maxBytes) {
+    // A UTF-16 unit takes 1 to 3 bytes: a third of the excess at a time keeps what fits.
+    units -= Math.max(1, Math.floor(over / 3));
+    part = line.slice(0, unitBoundary(line, units));
+  }
+  return part;
+}
+
 /**
  * `lines` cut to fit `room` (bytes and lines): the first lines whole, the last one that
  * fits in part, and a line saying how much is shown. Returns the lines kept.
@@ -128,8 +140,7 @@ function cutToRoom(lines, room, what) {
       shown += line.length;
       continue;
     }
-    // UTF-8 takes at most 3 bytes per UTF-16 unit.
-    const part = line.slice(0, unitBoundary(line, Math.floor(free / 3)));
+    const part = sliceToBytes(line, free);
     kept.push(part);
     shown += part.length;
     break;

@@ -655,7 +655,18 @@ function readPage(manager, file, o) {
     start = o.around !== undefined ? Math.max(0, Math.min(k - Math.floor((size - 1) / 2), readable.length - size)) : k;
   }
 
+  // The heading first, within the budget: a page is cut after it, never it.
+  const name = manager.getSessionName();
   const budget = new text.OutputBudget();
+  budget.add([text.oneLine(`Session ${sessionId}${name ? ` "${text.oneLine(name, 80)}"` : ''} · cwd ${manager.getCwd() || '-'} · ${file}`, 2000)]);
+  const damaged = damageNote(file);
+  if (damaged) budget.add([damaged]);
+  budget.add(headNotes);
+  if (readable.length === 0) budget.add([leafId ? `The branch to leaf ${leafId} has no messages.` : 'The session has no entries.']);
+  else if (start >= readable.length) budget.add([`Branch to leaf ${leafId}: ${plural(readable.length, 'message')} and summaries; none after that point.`]);
+  else budget.add([`Branch to leaf ${leafId}: ${plural(readable.length, 'message')} and summaries; this page starts at ${start + 1}.`]);
+  budget.add(['']);
+
   const counts = { thinking: 0, images: 0, cutResults: 0 };
   let shown = 0;
   let cut = false;
@@ -684,25 +695,17 @@ function readPage(manager, file, o) {
   }
   const next = start + shown < readable.length ? (readable[start + shown].id ?? null) : null;
 
-  const name = manager.getSessionName();
-  const head = [`Session ${sessionId}${name ? ` "${text.oneLine(name, 80)}"` : ''} · cwd ${manager.getCwd() || '-'} · ${file}`];
-  const damaged = damageNote(file);
-  if (damaged) head.push(damaged);
-  head.push(...headNotes);
-  if (readable.length === 0) head.push(leafId ? `The branch to leaf ${leafId} has no messages.` : 'The session has no entries.');
-  else if (shown === 0) head.push(`Branch to leaf ${leafId}: ${plural(readable.length, 'message')} and summaries; none after that point.`);
-  else head.push(`Branch to leaf ${leafId}: ${plural(readable.length, 'message')} and summaries; this page shows ${start + 1}-${start + shown}.`);
-
   const notes = [];
   if (cut) notes.push('This page stops early at the output limit (50 KB or 2,000 lines); the next page goes on from there.');
   const leftOut = leftOutNote(counts, skipped);
   if (leftOut) notes.push(leftOut);
-  if (start > 0) notes.push(`Before this page: ${plural(start, 'earlier message')} on this branch (from "start" reads from the first).`);
+  if (shown > 0) notes.push(`This page: ${start + 1}-${start + shown} of ${readable.length}.`);
+  if (start > 0) notes.push(`Before this page: ${plural(Math.min(start, readable.length), 'earlier message')} on this branch (from "start" reads from the first).`);
   if (next !== null) notes.push(`Next page: from "${next}" (${readable.length - start - shown} more).`);
   else if (readable.length > 0) notes.push('End of the branch.');
 
   return {
-    text: [...head, '', budget.text(notes)].join('\n'),
+    text: budget.text(notes),
     sessionId,
     sessionFile: file,
     entries: page.map((e) => ({ id: e.id ?? null, type: e.type, role: roleOf(e) })),
