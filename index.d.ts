@@ -1389,7 +1389,11 @@ export interface RecallHit {
     timestamp: string | null;
     /** The text around the first match, on one line, each match marked «…». */
     snippet: string;
-    /** How many forks (of the sessions listed) carry a copy of this entry: shown once, where first written. */
+    /**
+     * How many other sessions of the scope (forks, and forks of forks) carry a copy of this entry:
+     * a copied entry is a hit once, in the session where it was first written (when that one is not
+     * searched, in the searched session nearest to it).
+     */
     forks: number;
 }
 
