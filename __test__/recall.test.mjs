@@ -233,6 +233,16 @@ test("after and before as days ago; without a query, the sessions active then", 
 	}
 });
 
+test("a query is always a literal, one that begins with re: too", async () => {
+	const sm = SessionManager.create(beta);
+	sm.appendMessage({ role: "user", content: "grep for re:dep.oy, then for re:", timestamp: Date.now() });
+	sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "deploy" }], timestamp: Date.now() });
+	const only = { cwd: beta, session: sm.getSessionFile() };
+	assert.deepEqual((await recallSearch({ ...only, query: "re:dep.oy" })).hits.map((h) => h.snippet), ["grep for «re:dep.oy», then for re:"]);
+	assert.deepEqual((await recallSearch({ ...only, query: "re:" })).hits.map((h) => h.snippet), ["grep for «re:»dep.oy, then for «re:»"]);
+	assert.deepEqual((await recallSearch({ ...only, query: "dep.oy" })).hits.map((h) => h.role), ["user"], "the dot is a dot");
+});
+
 test("an aborted signal rejects with its reason", async () => {
 	const controller = new AbortController();
 	controller.abort(new Error("stop"));

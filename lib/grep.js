@@ -21,11 +21,9 @@ function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** The RegExp of a pattern (a SyntaxError, as V8 words it, for a bad `re:`). */
-function patternRegExp(pattern, caseSensitive) {
-  const flags = caseSensitive ? 'g' : 'gi';
-  if (pattern.startsWith(REGEX_PREFIX)) return new RegExp(pattern.slice(REGEX_PREFIX.length), flags);
-  return new RegExp(escapeRegExp(pattern), flags);
+/** The RegExp of a pattern's body: a regular expression's (a SyntaxError, as V8 words it, when bad) or a literal's. */
+function patternRegExp(body, isRegex, caseSensitive) {
+  return new RegExp(isRegex ? body : escapeRegExp(body), caseSensitive ? 'g' : 'gi');
 }
 
 /** `[start, end]` of each non-empty match of `regexp` in `text`. */
@@ -50,11 +48,11 @@ function optionDate(name, value) {
 }
 
 /** The options checked, or a TypeError naming the bad one. */
-function checkOptions(pattern, options) {
+function checkOptions(pattern, options, literal = false) {
   if (typeof pattern !== 'string') {
     throw new TypeError(`The grep pattern must be a string (got ${pattern === null ? 'null' : typeof pattern})`);
   }
-  if (pattern === '' || pattern === REGEX_PREFIX) throw new TypeError('The grep pattern must not be empty');
+  if (pattern === '' || (!literal && pattern === REGEX_PREFIX)) throw new TypeError('The grep pattern must not be empty');
   if (options === null || typeof options !== 'object') throw new TypeError('The grep options must be an object');
   const { cwd, sessionDir, fields = DEFAULT_FIELDS, caseSensitive = false, limit, onMatch, onProgress, signal, collect = true } = options;
   if (cwd !== undefined && typeof cwd !== 'string') throw new TypeError('options.cwd must be a string');
@@ -214,12 +212,16 @@ function scanSessions(sessions, search, { signal, onProgress, tools = false }, o
   });
 }
 
-/** What `scanSessions` looks for: the checked options' pattern, fields and times. */
-function searchOf(pattern, opts) {
-  const isRegex = pattern.startsWith(REGEX_PREFIX);
+/**
+ * What `scanSessions` looks for: the checked options' pattern, fields and times. With
+ * `literal`, a pattern beginning with `re:` is a literal too.
+ */
+function searchOf(pattern, opts, literal = false) {
+  const isRegex = !literal && pattern.startsWith(REGEX_PREFIX);
+  const body = isRegex ? pattern.slice(REGEX_PREFIX.length) : pattern;
   return {
-    regexp: patternRegExp(pattern, opts.caseSensitive),
-    body: isRegex ? pattern.slice(REGEX_PREFIX.length) : pattern,
+    regexp: patternRegExp(body, isRegex, opts.caseSensitive),
+    body,
     isRegex,
     caseSensitive: opts.caseSensitive,
     fieldBits: opts.fieldBits,
@@ -261,15 +263,15 @@ async function grepSessions(pattern, options = {}) {
 
 /**
  * grepSessions over `sessions` (`{ path, id, cwd }` in the order to read them) instead of
- * a listing, one file's matches at a time to `onFile(session, matches)` (see
- * scanSessions); tool calls' and tool results' matches carry `toolName`, tool calls'
- * `arguments`. `options` as grepSessions' (its `limit`, `onMatch` and `collect` unused).
- * Internal: lib/recall.js.
+ * a listing, for a literal `text` (`re:` included), one file's matches at a time to
+ * `onFile(session, matches)` (see scanSessions); tool calls' and tool results' matches
+ * carry `toolName`, tool calls' `arguments`. `options` as grepSessions' (its `limit`,
+ * `onMatch` and `collect` unused). Internal: lib/recall.js.
  */
-async function grepListedSessions(sessions, pattern, options, onFile) {
-  const opts = checkOptions(pattern, options);
+async function grepListedSessions(sessions, text, options, onFile) {
+  const opts = checkOptions(text, options, true);
   opts.signal?.throwIfAborted();
-  await scanSessions(sessions, searchOf(pattern, opts), { ...opts, tools: true }, onFile);
+  await scanSessions(sessions, searchOf(text, opts, true), { ...opts, tools: true }, onFile);
 }
 
 module.exports = { grepSessions, grepListedSessions, GREP_FIELDS: FIELDS, DEFAULT_GREP_FIELDS: DEFAULT_FIELDS, escapeRegExp };
