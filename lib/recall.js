@@ -12,7 +12,6 @@
 // walking up `parentSession` while the parent holds the same entry id.
 const fs = require('fs');
 const path = require('path');
-const native = require('./native.js');
 const paths = require('./paths.js');
 const listing = require('./listing.js');
 const guard = require('./file-guard.js');
@@ -152,20 +151,7 @@ function inSessionFolders(file, place) {
 }
 
 /** A session file's header, or null when its first line is not one. */
-function readHeader(file) {
-  let line;
-  try {
-    line = native.readSessionHeader(file);
-  } catch {
-    return null;
-  }
-  if (line === null || line === '\0toolong') return null;
-  try {
-    return JSON.parse(line);
-  } catch {
-    return null;
-  }
-}
+const readHeader = listing.headerForDiscovery;
 
 const looksLikePath = (arg) => arg.includes('/') || arg.includes('\\') || arg.endsWith('.jsonl');
 
