@@ -243,6 +243,32 @@ test("a query is always a literal, one that begins with re: too", async () => {
 	assert.deepEqual((await recallSearch({ ...only, query: "dep.oy" })).hits.map((h) => h.role), ["user"], "the dot is a dot");
 });
 
+test("a cycle of parentSession headers ends: a shared entry is shown once, in the file of the cycle with the smallest path", async () => {
+	const dir = fs.realpathSync(tempDir("recall-cycle"));
+	try {
+		process.env.PI_CODING_AGENT_DIR = path.join(dir, "agent");
+		const cwd = path.join(dir, "p");
+		const folder = path.join(dir, "agent", "sessions", `--${cwd.replace(/^\//, "").replace(/\//g, "-")}--`);
+		fs.mkdirSync(folder, { recursive: true });
+		const file = (k) => path.join(folder, `2025-01-0${k}T00-00-00-000Z_0198cafe-0000-7000-8000-00000000000${k}.jsonl`);
+		const write = (k, parent, extra) => {
+			const header = { type: "session", version: 3, id: `0198cafe-0000-7000-8000-00000000000${k}`, timestamp: `2025-01-0${k}T00:00:00.000Z`, cwd, parentSession: parent };
+			const shared = { type: "message", id: "shared01", parentId: null, timestamp: "2025-01-01T00:00:01.000Z", message: { role: "user", content: "the cyclic needle", timestamp: 1 } };
+			const own = { type: "message", id: `own0000${k}`, parentId: "shared01", timestamp: `2025-01-0${k}T00:00:02.000Z`, message: { role: "user", content: `needle ${extra}`, timestamp: 2 } };
+			fs.writeFileSync(file(k), `${[header, shared, own].map((l) => JSON.stringify(l)).join("\n")}\n`);
+		};
+		write(1, file(2), "one");
+		write(2, file(1), "two");
+		const { hits } = await recallSearch({ cwd, query: "needle" });
+		const shared = hits.filter((h) => h.entryId === "shared01");
+		assert.deepEqual(shared.map((h) => [h.sessionFile, h.forks]), [[file(1), 1]]);
+		assert.deepEqual(hits.filter((h) => h.entryId !== "shared01").map((h) => h.entryId).sort(), ["own00001", "own00002"]);
+	} finally {
+		process.env.PI_CODING_AGENT_DIR = store.agentDir;
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
+});
+
 test("an aborted signal rejects with its reason", async () => {
 	const controller = new AbortController();
 	controller.abort(new Error("stop"));
