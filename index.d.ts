@@ -1358,4 +1358,148 @@ export interface GrepSessionsOptions {
  */
 export declare function grepSessions(pattern: string, options?: GrepSessionsOptions): Promise<SessionMatch[]>;
 
+/** Which messages `recallSearch` finds: a user's or an assistant's text, a tool call, a tool result. */
+export type RecallRole = "user" | "assistant" | "toolCall" | "toolResult";
+
+/** Where `recallSearch` and `recallRead` find sessions, and which files they may read. */
+export interface RecallPlace {
+    /** The project (default `process.cwd()`): "this project" of `scope: "project"`, ids looked for here first. */
+    cwd?: string;
+    /** The session folder in use, as pi's `getSessionDir()` gives it (default: the project's own). */
+    sessionDir?: string;
+    /** The file `"current"` names (pi's session file), and the one `"parent"` names (its header's parentSession). */
+    currentSessionFile?: string;
+    parentSessionFile?: string;
+    /** Refuse paths outside pi's session folders (the tools set it); "current" and "parent" are read anyway. */
+    sessionFoldersOnly?: boolean;
+    signal?: AbortSignalLike;
+}
+
+export interface RecallSearchOptions extends RecallPlace {
+    /**
+     * Matched as pi's /grep reads text: a literal, ignoring case, in user and assistant text,
+     * tool calls (`name + " " + JSON.stringify(arguments)`), tool results, summaries and custom
+     * messages (not thinking). Without it, the sessions are listed.
+     */
+    query?: string;
+    /** Default `"project"`: this project's sessions; `"all"`: every project's. */
+    scope?: "project" | "all";
+    role?: RecallRole;
+    /**
+     * Messages written at or after / at or before: a date (`"2025-05-01"`, `"2025-05-01T12:00Z"`; a bare
+     * date for `before` takes in its whole day, UTC) or a number of days ago. Without `query`: the
+     * sessions active then.
+     */
+    after?: string | number;
+    before?: string | number;
+    /** Only sessions whose tools read or wrote this file (tool call arguments `path`, `file_path` ...); a relative path matches any path ending with it. */
+    file?: string;
+    /** Only this session: an id, a unique id prefix, a path, `"current"` or `"parent"`. */
+    session?: string;
+    /** Default 20, at most 500. */
+    limit?: number;
+}
+
+export interface RecallHit {
+    sessionId: string;
+    sessionFile: string;
+    cwd: string;
+    sessionName: string | null;
+    /** null in version 1 sessions (entries without ids). */
+    entryId: string | null;
+    /** `"toolCall"` for a tool call block; else the message's role, or the entry's type (`"compaction"` ...). */
+    role: string;
+    /** The tool of a `"toolCall"` or `"toolResult"` hit, else null. */
+    toolName: string | null;
+    timestamp: string | null;
+    /** The text around the first match, on one line, each match marked «…». */
+    snippet: string;
+    /**
+     * How many other sessions of the scope (forks, and forks of forks) carry a copy of this entry:
+     * a copied entry is a hit once, in the session where it was first written (when that one is not
+     * searched, in the searched session nearest to it).
+     */
+    forks: number;
+}
+
+export interface RecallSession {
+    sessionId: string;
+    sessionFile: string;
+    cwd: string;
+    name: string | null;
+    firstMessage: string;
+    /** Last activity, ISO 8601. */
+    modified: string | null;
+    /** Bytes. */
+    size: number | null;
+}
+
+export interface RecallSearchResult {
+    /** Newest session first, newest message first in a session. Empty without `query`. */
+    hits: RecallHit[];
+    /** Without `query` only: the sessions, newest first. */
+    sessions?: RecallSession[];
+    /** More hits (or sessions) than `limit`. */
+    truncated: boolean;
+    /** What a model reads: within pi's tool-output limits (50 KB, 2,000 lines), the cut stated. */
+    text: string;
+}
+
+export interface RecallReadOptions extends RecallPlace {
+    /** An id, a unique id prefix, a path, `"current"` or `"parent"`. */
+    session: string;
+    /** A page around this entry. At most one of `around`, `from`, `last`. */
+    around?: string;
+    /** A page from this entry, or `"start"` (the default). */
+    from?: string;
+    /** The last N messages of the branch. */
+    last?: number;
+    /** Messages a page shows: default 50, at most 500. */
+    limit?: number;
+    /** The branch to this entry (default: the session's leaf, or for `"current"` `currentLeafId`). */
+    leaf?: string;
+    /** pi's leaf of the current session (it may not be the file's last entry). */
+    currentLeafId?: string;
+    /** Show thinking blocks (default: left out, and counted). */
+    thinking?: boolean;
+}
+
+export interface RecallEntry {
+    id: string | null;
+    type: string;
+    /** The message's role; null for other entries. */
+    role: string | null;
+}
+
+export interface RecallReadResult {
+    /** The page as text for a model: what it left out and how to get the next page stated. */
+    text: string;
+    sessionId: string;
+    sessionFile: string;
+    /** The entries the page shows, in order. */
+    entries: RecallEntry[];
+    /** The output limit ended the page early (`next` goes on from there). */
+    truncated: boolean;
+    /** The `from` of the next page, or null at the end of the branch. */
+    next: string | null;
+}
+
+/**
+ * Finds messages across sessions, newest first, stopping at `limit`: built on grepSessions.
+ * An entry copied into forks is a hit once, where it was first written (`forks` counts the
+ * copies); the calls and results of the recall tools (`session_search`, `session_read`) never
+ * are. Without `query`, lists the sessions. Errors are one clear sentence: no such session, an
+ * id prefix of several (named), a file that is not a pi session.
+ */
+export declare function recallSearch(options?: RecallSearchOptions): Promise<RecallSearchResult>;
+
+/**
+ * A page of one session's branch as text for a model: user and assistant text, a line per tool
+ * call, tool results cut to their first lines, compaction and branch summaries, custom messages;
+ * everything before a compaction too. Opens the session with this package's SessionManager and
+ * writes nothing pi would not (a file of an older version is migrated in memory); a damaged file
+ * is read as pi reads it, and the text says so.
+ */
+export declare function recallRead(options: RecallReadOptions): Promise<RecallReadResult>;
+
 export {};

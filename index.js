@@ -10,6 +10,7 @@ const { checkSession, repairSession } = require('./lib/doctor.js');
 const { judgeSessionFilePublic } = require('./lib/file-guard.js');
 const { SessionSearch, searchSessions } = require('./lib/search.js');
 const { grepSessions, GREP_FIELDS, DEFAULT_GREP_FIELDS } = require('./lib/grep.js');
+const { recallSearch, recallRead } = require('./lib/recall.js');
 const { useNativeSessions, usesNativeSessions } = require('./lib/pi-class.js');
 
 module.exports = {
@@ -47,6 +48,8 @@ module.exports = {
   grepSessions,
   GREP_FIELDS,
   DEFAULT_GREP_FIELDS,
+  recallSearch,
+  recallRead,
   useNativeSessions,
   usesNativeSessions,
 };

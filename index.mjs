@@ -34,6 +34,8 @@ export const {
   grepSessions,
   GREP_FIELDS,
   DEFAULT_GREP_FIELDS,
+  recallSearch,
+  recallRead,
   useNativeSessions,
   usesNativeSessions,
 } = cjs;

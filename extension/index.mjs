@@ -9,6 +9,8 @@
 // /usage shows usage across sessions (usageReport) with pi's TUI components;
 // /doctor checks session files (checkSession) and says what is wrong.
 // /grep finds the messages that match (grepSessions) and can resume their session.
+// The session_search and session_read tools let the model recall past sessions (and
+// what this one held before its last compaction): recallSearch and recallRead.
 //
 // Nothing here imports @earendil-works/pi-coding-agent. pi maps that import to its own
 // copy only when its loader (jiti) transpiles a file; a .mjs file is imported natively
@@ -20,6 +22,7 @@ import { createRequire } from "node:module";
 import { checkFiles, doctorFiles, doctorNotice } from "./doctor.mjs";
 import { parseGrepArgs, runGrep } from "./grep.mjs";
 import { installNativeListing, piSessionManagerClass } from "./listing.mjs";
+import { registerRecallTools } from "./recall.mjs";
 import { usageData } from "./usage.mjs";
 import { UsageView } from "./usage-view.mjs";
 
@@ -168,6 +171,8 @@ export default function piSessionNative(pi) {
       if (chosen?.path) await ctx.switchSession(chosen.path);
     },
   });
+
+  registerRecallTools(pi, loadPackage, firstSentence);
 
   pi.on("session_shutdown", () => {
     restore?.();

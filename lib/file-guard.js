@@ -120,4 +120,4 @@ function judgeSessionFilePublic(input, options = {}) {
   return judgeSessionFile(input, { sessionDir: options.sessionDir });
 }
 
-module.exports = { NOT_A_SESSION, judgeSessionFile, judgeSessionFilePublic, refusal };
+module.exports = { NOT_A_SESSION, judgeSessionFile, judgeSessionFilePublic, refusal, inSessionFolder, realpathOrNull };

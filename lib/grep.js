@@ -21,11 +21,9 @@ function escapeRegExp(text) {
   return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
-/** The RegExp of a pattern (a SyntaxError, as V8 words it, for a bad `re:`). */
-function patternRegExp(pattern, caseSensitive) {
-  const flags = caseSensitive ? 'g' : 'gi';
-  if (pattern.startsWith(REGEX_PREFIX)) return new RegExp(pattern.slice(REGEX_PREFIX.length), flags);
-  return new RegExp(escapeRegExp(pattern), flags);
+/** The RegExp of a pattern's body: a regular expression's (a SyntaxError, as V8 words it, when bad) or a literal's. */
+function patternRegExp(body, isRegex, caseSensitive) {
+  return new RegExp(isRegex ? body : escapeRegExp(body), caseSensitive ? 'g' : 'gi');
 }
 
 /** `[start, end]` of each non-empty match of `regexp` in `text`. */
@@ -50,11 +48,11 @@ function optionDate(name, value) {
 }
 
 /** The options checked, or a TypeError naming the bad one. */
-function checkOptions(pattern, options) {
+function checkOptions(pattern, options, literal = false) {
   if (typeof pattern !== 'string') {
     throw new TypeError(`The grep pattern must be a string (got ${pattern === null ? 'null' : typeof pattern})`);
   }
-  if (pattern === '' || pattern === REGEX_PREFIX) throw new TypeError('The grep pattern must not be empty');
+  if (pattern === '' || (!literal && pattern === REGEX_PREFIX)) throw new TypeError('The grep pattern must not be empty');
   if (options === null || typeof options !== 'object') throw new TypeError('The grep options must be an object');
   const { cwd, sessionDir, fields = DEFAULT_FIELDS, caseSensitive = false, limit, onMatch, onProgress, signal, collect = true } = options;
   if (cwd !== undefined && typeof cwd !== 'string') throw new TypeError('options.cwd must be a string');
@@ -83,8 +81,16 @@ function inTime(timestamp, since, until) {
   return (since === undefined || time >= since) && (until === undefined || time <= until);
 }
 
-/** The matches of one file's candidates (see `JsGrepFile` in src/binding/grep.rs), in order. */
-function* fileMatches(session, message, regexp, since, until) {
+/** Numbers per entry and per candidate in a `JsGrepFile` (src/binding/grep.rs). */
+const ENTRY_STRIDE = 8;
+const CANDIDATE_STRIDE = 8;
+
+/**
+ * The matches of one file's candidates (see `JsGrepFile` in src/binding/grep.rs), in order.
+ * With `tools`, a tool call's match also has `toolName` and `arguments`, and a tool
+ * result's its message's `toolName` (for lib/recall.js; SessionMatch has neither).
+ */
+function* fileMatches(session, message, regexp, since, until, tools) {
   const { json, entries, candidates } = message;
   const parse = (start, end) => (end === 0 ? undefined : JSON.parse(json.toString('utf8', start, end)));
   // Texts come decoded: ASCII ones as bytes (V8 keeps them one byte a character),
@@ -95,24 +101,31 @@ function* fileMatches(session, message, regexp, since, until) {
   const entryOf = (k) => {
     let entry = parsed.get(k);
     if (entry === undefined) {
-      const e = k * 6;
+      const e = k * ENTRY_STRIDE;
       const timestamp = parse(entries[e + 2], entries[e + 3]);
       entry = {
         id: parse(entries[e], entries[e + 1]),
         timestamp,
         role: parse(entries[e + 4], entries[e + 5]),
+        toolName: tools ? parse(entries[e + 6], entries[e + 7]) : undefined,
         inTime: inTime(timestamp, since, until),
       };
       parsed.set(k, entry);
     }
     return entry;
   };
-  for (let c = 0; c < candidates.length; c += 8) {
+  for (let c = 0; c < candidates.length; c += CANDIDATE_STRIDE) {
     const entry = entryOf(candidates[c]);
     if (!entry.inTime) continue;
     const field = candidates[c + 1];
     let text = textAt(candidates[c + 3], candidates[c + 4], candidates[c + 5] === 1);
-    if (field === TOOL_CALL) text = toolCallText(text, parse(candidates[c + 6], candidates[c + 7]));
+    let toolName;
+    let args;
+    if (field === TOOL_CALL) {
+      toolName = text;
+      args = parse(candidates[c + 6], candidates[c + 7]);
+      text = toolCallText(text, args);
+    }
     const ranges = matchRanges(text, regexp);
     if (ranges.length === 0) continue;
     const match = {
@@ -127,29 +140,24 @@ function* fileMatches(session, message, regexp, since, until) {
       text,
       ranges,
     };
+    if (tools) {
+      match.toolName = field === TOOL_CALL ? toolName : entry.toolName;
+      if (field === TOOL_CALL) match.arguments = args ?? {};
+    }
     yield match;
   }
 }
 
 /**
- * The blocks of messages that match `pattern` (a literal, or `re:` and a
- * JavaScript regular expression), one SessionMatch each, in listing order.
+ * Reads `sessions` (`{ path, id, cwd }`, in this order) for `search` and hands each
+ * file's matches to `onFile(session, matches)` (an iterable, read as it is walked),
+ * one file at a time; the next waits while a promise it returns is pending, and a
+ * result of `true` stops the reading. Resolves when done or stopped; rejects with the
+ * signal's reason on abort, or with what `onFile` threw.
  */
-async function grepSessions(pattern, options = {}) {
-  const opts = checkOptions(pattern, options);
-  const regexp = patternRegExp(pattern, opts.caseSensitive);
-  opts.signal?.throwIfAborted();
-  const isRegex = pattern.startsWith(REGEX_PREFIX);
-  const body = isRegex ? pattern.slice(REGEX_PREFIX.length) : pattern;
-  // `list(cwd, sessionDir)` with a cwd, else `listAll(sessionDir)`, of the
-  // sessions that may match (the rest cannot add a match: leaving them out
-  // keeps the others' order).
-  const gate = { pattern: body, regex: isRegex, caseSensitive: opts.caseSensitive, fields: opts.fieldBits };
-  const sessions = await listing.listMaybeMatching(opts, gate);
-  opts.signal?.throwIfAborted();
-  const { since, until, limit, onMatch, onProgress, signal, collect } = opts;
+function scanSessions(sessions, search, { signal, onProgress, tools = false }, onFile) {
+  const { regexp, body, isRegex, caseSensitive, fieldBits, since, until } = search;
   return new Promise((resolve, reject) => {
-    const matches = [];
     let settled = false;
     let scan;
     const settle = (error) => {
@@ -158,11 +166,10 @@ async function grepSessions(pattern, options = {}) {
       scan?.cancel();
       signal?.removeEventListener('abort', onAbort);
       if (error !== undefined) reject(error);
-      else resolve(matches);
+      else resolve();
     };
     const onAbort = () => settle(signal.reason);
-    let found = 0;
-    // Files wait here while an onMatch promise is pending; Rust sends a few
+    // Files wait here while an onFile promise is pending; Rust sends a few
     // ahead of what is taken, no more.
     const queue = [];
     let running = false;
@@ -172,14 +179,10 @@ async function grepSessions(pattern, options = {}) {
         const message = queue.shift();
         try {
           if (message.file >= 0 && message.candidates.length > 0) {
-            for (const match of fileMatches(sessions[message.file], message, regexp, since, until)) {
-              found++;
-              if (collect) matches.push(match);
-              const waited = onMatch?.(match);
-              if (typeof waited?.then === 'function') await waited;
-              if (limit !== undefined && found >= limit) settle();
-              if (settled) break;
-            }
+            const session = sessions[message.file];
+            let stop = onFile(session, fileMatches(session, message, regexp, since, until, tools));
+            if (typeof stop?.then === 'function') stop = await stop;
+            if (stop === true) settle();
           }
           if (settled) break;
           onProgress?.(message.done, sessions.length);
@@ -191,7 +194,7 @@ async function grepSessions(pattern, options = {}) {
       }
       running = false;
     };
-    const onFile = (message) => {
+    const onMessage = (message) => {
       if (settled) return;
       queue.push(message);
       if (!running) take();
@@ -201,12 +204,74 @@ async function grepSessions(pattern, options = {}) {
       sessions.map((s) => s.path),
       body,
       isRegex,
-      opts.caseSensitive,
-      opts.fieldBits,
-      onFile,
+      caseSensitive,
+      fieldBits,
+      onMessage,
     );
     if (settled) scan.cancel();
   });
 }
 
-module.exports = { grepSessions, GREP_FIELDS: FIELDS, DEFAULT_GREP_FIELDS: DEFAULT_FIELDS, escapeRegExp };
+/**
+ * What `scanSessions` looks for: the checked options' pattern, fields and times. With
+ * `literal`, a pattern beginning with `re:` is a literal too.
+ */
+function searchOf(pattern, opts, literal = false) {
+  const isRegex = !literal && pattern.startsWith(REGEX_PREFIX);
+  const body = isRegex ? pattern.slice(REGEX_PREFIX.length) : pattern;
+  return {
+    regexp: patternRegExp(body, isRegex, opts.caseSensitive),
+    body,
+    isRegex,
+    caseSensitive: opts.caseSensitive,
+    fieldBits: opts.fieldBits,
+    since: opts.since,
+    until: opts.until,
+  };
+}
+
+/**
+ * The blocks of messages that match `pattern` (a literal, or `re:` and a
+ * JavaScript regular expression), one SessionMatch each, in listing order.
+ */
+async function grepSessions(pattern, options = {}) {
+  const opts = checkOptions(pattern, options);
+  const search = searchOf(pattern, opts);
+  opts.signal?.throwIfAborted();
+  // `list(cwd, sessionDir)` with a cwd, else `listAll(sessionDir)`, of the
+  // sessions that may match (the rest cannot add a match: leaving them out
+  // keeps the others' order).
+  const gate = { pattern: search.body, regex: search.isRegex, caseSensitive: search.caseSensitive, fields: search.fieldBits };
+  const sessions = await listing.listMaybeMatching(opts, gate);
+  opts.signal?.throwIfAborted();
+  const { limit, onMatch, collect } = opts;
+  const matches = [];
+  let found = 0;
+  await scanSessions(sessions, search, opts, async (_session, fileMatches) => {
+    for (const match of fileMatches) {
+      found++;
+      if (collect) matches.push(match);
+      const waited = onMatch?.(match);
+      if (typeof waited?.then === 'function') await waited;
+      // An abort while onMatch's promise was pending has settled the grep already.
+      if (opts.signal?.aborted || (limit !== undefined && found >= limit)) return true;
+    }
+    return false;
+  });
+  return matches;
+}
+
+/**
+ * grepSessions over `sessions` (`{ path, id, cwd }` in the order to read them) instead of
+ * a listing, for a literal `text` (`re:` included), one file's matches at a time to
+ * `onFile(session, matches)` (see scanSessions); tool calls' and tool results' matches
+ * carry `toolName`, tool calls' `arguments`. `options` as grepSessions' (its `limit`,
+ * `onMatch` and `collect` unused). Internal: lib/recall.js.
+ */
+async function grepListedSessions(sessions, text, options, onFile) {
+  const opts = checkOptions(text, options, true);
+  opts.signal?.throwIfAborted();
+  await scanSessions(sessions, searchOf(text, opts, true), { ...opts, tools: true }, onFile);
+}
+
+module.exports = { grepSessions, grepListedSessions, GREP_FIELDS: FIELDS, DEFAULT_GREP_FIELDS: DEFAULT_FIELDS, escapeRegExp };

@@ -856,6 +856,7 @@ function listMaybeMatching({ cwd, sessionDir, signal }, gate) {
 }
 
 module.exports = {
+  headerForDiscovery,
   findMostRecentSession,
   findById,
   list,

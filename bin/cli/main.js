@@ -6,7 +6,7 @@ const { configureCache } = require('./cache.js');
 const { CliError, usageError } = require('./output.js');
 
 // Order as in --help.
-const COMMANDS = ['ls', 'search', 'grep', 'info', 'show', 'tree', 'context', 'path', 'export', 'rm', 'stats', 'doctor', 'repair'];
+const COMMANDS = ['ls', 'search', 'grep', 'recall', 'info', 'show', 'read', 'tree', 'context', 'path', 'export', 'rm', 'stats', 'doctor', 'repair'];
 
 const COMMON_OPTIONS = {
   'session-dir': { type: 'string' },

@@ -24,8 +24,8 @@ pub struct JsGrepFile {
     /// The candidates' texts in UTF-16 (unit offsets; every target is little-endian,
     /// so JavaScript reads them as 'utf16le').
     pub texts: Uint16Array,
-    /// Per entry, 6 numbers: id start, end, timestamp start, end, role start,
-    /// end (a missing value is 0, 0).
+    /// Per entry, 8 numbers: id start, end, timestamp start, end, role start,
+    /// end, a toolResult's toolName start, end (a missing value is 0, 0).
     pub entries: Uint32Array,
     /// Per candidate, 8 numbers: entry, field, block index, text start, end
     /// (in `json` when the next is 1: ASCII; else in `texts`), 1 or 0,
@@ -46,6 +46,8 @@ impl JsGrepFile {
                     e.timestamp.1,
                     e.role.0,
                     e.role.1,
+                    e.tool_name.0,
+                    e.tool_name.1,
                 ]
             })
             .collect();

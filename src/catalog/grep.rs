@@ -418,6 +418,8 @@ pub struct EntrySpans {
     pub timestamp: Span,
     /// The message's role, or the entry's type.
     pub role: Span,
+    /// The message's `toolName` (raw JSON; toolResult messages have one, other entries none).
+    pub tool_name: Span,
 }
 
 /// The candidates of one file, in file order and content order.
@@ -774,6 +776,7 @@ impl FileGrep<'_> {
         // Blocks found: (field, block index, text, arguments).
         let mut found: Found = Vec::new();
         let mut role = kind;
+        let mut tool_name = Value::default();
         let mut admit = |field: Field, index: u32, text: Value, found: &mut Found| {
             if let Some((a, b, escaped)) = text.string {
                 if self.filter.admits_string(&s[a..b], escaped) {
@@ -801,8 +804,10 @@ impl FileGrep<'_> {
             if !message.is_object(s) {
                 return;
             }
-            let [r, content, output] = members_of(s, &message, [b"role", b"content", b"output"]);
+            let [r, content, output, name] =
+                members_of(s, &message, [b"role", b"content", b"output", b"toolName"]);
             role = r;
+            tool_name = name;
             let Some(name) = r.text(s) else { return };
             match &*name {
                 b"user" if fields.has(Field::Text) => {
@@ -869,6 +874,7 @@ impl FileGrep<'_> {
             id: out.push_json(id.raw(s)),
             timestamp: out.push_json(timestamp.raw(s)),
             role: out.push_json(role.raw(s)),
+            tool_name: out.push_json(tool_name.raw(s)),
         };
         out.entries.push(spans);
         for (field, block_index, text, arguments) in found {
@@ -1032,6 +1038,28 @@ mod tests {
             ]
         );
         assert_eq!(runs("ab*"), vec![b"a".to_vec()]);
+    }
+
+    #[test]
+    fn a_tool_results_entry_carries_its_tool_name() {
+        let file = concat!(
+            r#"{"type":"message","id":"r","message":{"role":"toolResult","toolName":"session_search","content":[{"type":"text","text":"me"}]}}"#,
+            "\n",
+            r#"{"type":"message","id":"u","message":{"role":"user","content":"me"}}"#,
+            "\n",
+        );
+        let filter = Prefilter::literal("me", true);
+        let out = FileGrep {
+            filter: &filter,
+            fields: ALL,
+        }
+        .scan(file.as_bytes(), &|| false);
+        let names: Vec<&[u8]> = out
+            .entries
+            .iter()
+            .map(|e| &out.json[e.tool_name.0 as usize..e.tool_name.1 as usize])
+            .collect();
+        assert_eq!(names, vec![&b"\"session_search\""[..], &b""[..]]);
     }
 
     #[test]
