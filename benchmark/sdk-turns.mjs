@@ -26,7 +26,9 @@
 // Measured in the child: the wall time of each `session.prompt()` (medians of the first and the
 // last 100 turns: is a late turn slower than an early one, and than pi's?), the total time of
 // the turns, process.memoryUsage() after the last turn and a global.gc() (rss, heapUsed,
-// external), and the peak RSS (process.resourceUsage().maxRSS); and what the turns added to
+// external), the RSS after a last-resort collection (V8 keeps the pages a collection empties,
+// resident, until memory pressure: the RSS above is what the heap once grew to, this one what
+// the process needs), and the peak RSS (process.resourceUsage().maxRSS); and what the turns added to
 // the heap: heapUsed after the last turn minus after the first 10 turns, both after gc()
 // (pi's own code and its context weigh the same on every side), and that per entry written
 // since. Both sides must have done the
@@ -193,6 +195,11 @@ async function child(side) {
 		global.gc();
 		global.gc();
 		const mem = process.memoryUsage();
+		// V8 keeps the pages a collection emptied, resident, for its next allocations; a
+		// last-resort collection (what V8 runs under memory pressure) hands them back: the
+		// RSS the process needs, apart from what its heap once grew to.
+		global.gc({ type: "major", execution: "sync", flavor: "last-resort" });
+		const rssNeeded = process.memoryUsage().rss;
 		const maxRss = process.resourceUsage().maxRSS * 1024;
 		// Linux: which part of the RSS is anonymous memory and which is mapped files.
 		const status = fs.existsSync("/proc/self/status") ? fs.readFileSync("/proc/self/status", "utf8") : "";
@@ -212,6 +219,7 @@ async function child(side) {
 			late: median(times.slice(-100)),
 			totalMs,
 			rss: mem.rss,
+			rssNeeded,
 			heapUsed: mem.heapUsed,
 			heapAdded: mem.heapUsed - heapWarm,
 			heapPerEntry: (mem.heapUsed - heapWarm) / (sm.getEntryCount() - entriesWarm),
@@ -283,8 +291,9 @@ function parent() {
 		["per turn, last 100 turns", "late", ms],
 		["all turns", "totalMs", (v) => `${(v / 1000).toFixed(1)} s`],
 		["RSS after the last turn (after gc)", "rss", MB],
-		["RSS: anonymous memory (RssAnon)", "rssAnon", MB],
-		["RSS: mapped files (RssFile)", "rssFile", MB],
+		["RSS once V8 hands back the pages it emptied (a last-resort gc)", "rssNeeded", MB],
+		["of which anonymous memory (RssAnon)", "rssAnon", MB],
+		["of which mapped files (RssFile)", "rssFile", MB],
 		["heapUsed after the last turn", "heapUsed", MB],
 		[`heap added by the turns (after turn ${WARM_TURNS} to the end, after gc)`, "heapAdded", MB],
 		["heap added per entry written", "heapPerEntry", (v) => `${v.toFixed(0)} B`],
