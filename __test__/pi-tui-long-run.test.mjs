@@ -16,7 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { after, test } from "node:test";
-import { PiWindow, REPO_ROOT, tmuxUnavailable } from "./helpers/pi-tmux.mjs";
+import { PiWindow, REPO_ROOT, settled, tmuxUnavailable } from "./helpers/pi-tmux.mjs";
 import { skipForMissingTool } from "./helpers/tools.mjs";
 
 const [major, minor] = process.versions.node.split(".").map(Number);
@@ -112,20 +112,6 @@ function world(label) {
 	const extension = path.join(dir, "long-run.mjs");
 	fs.writeFileSync(extension, EXTENSION);
 	return { dir, agentDir, home, cwd: fs.realpathSync(cwd), extension, report: path.join(dir, "report.json") };
-}
-
-/** The screen once it has not changed for 400 ms. */
-async function settled(win, what) {
-	let last = null;
-	let same = 0;
-	return win.waitFor(
-		(screen) => {
-			same = screen === last ? same + 1 : 0;
-			last = screen;
-			return same >= 8 ? screen : null;
-		},
-		{ what: `${what} to settle` },
-	);
 }
 
 /** Times since and token counts are not the same twice; everything else on a screen is. */

@@ -15,7 +15,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, test } from "node:test";
 import { encodeCwd, sessionText, writeCorpus } from "./helpers/pi-corpus.mjs";
-import { closePicker, PiWindow, readPicker, REPO_ROOT, tmuxUnavailable } from "./helpers/pi-tmux.mjs";
+import { closePicker, PiWindow, readPicker, REPO_ROOT, settled, tmuxUnavailable } from "./helpers/pi-tmux.mjs";
 import { skipForMissingTool } from "./helpers/tools.mjs";
 
 const [major, minor] = process.versions.node.split(".").map(Number);
@@ -80,20 +80,6 @@ async function startPi(w, env) {
 	});
 	windows.push(win);
 	return win;
-}
-
-/** The screen once it has not changed for 400 ms. */
-async function settled(win, what) {
-	let last = null;
-	let same = 0;
-	return win.waitFor(
-		(screen) => {
-			same = screen === last ? same + 1 : 0;
-			last = screen;
-			return same >= 8 ? screen : null;
-		},
-		{ what: `${what} to settle` },
-	);
 }
 
 const probes = (w) => fs.readFileSync(w.probeFile, "utf8").trim().split("\n").map((l) => JSON.parse(l));

@@ -33,8 +33,14 @@ async function letting(fn) {
 	}
 }
 
-function tempDir() {
-	return fs.mkdtempSync(path.join(os.tmpdir(), "pisn-release-"));
+/** Runs fn(dir) in a temp folder, with managers letting go; removes the folder after. */
+async function inDir(fn) {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pisn-release-"));
+	try {
+		return await letting(() => fn(dir));
+	} finally {
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
 }
 
 /** A session file with heavy values in every place one may be; returns its path and its lines parsed. */
@@ -66,201 +72,166 @@ function writeSession(dir) {
 const byId = (lines, id) => lines.find((l) => l.id === id);
 
 test("a value nothing holds is let go and comes back equal to its line; one held stays the same object with its changes", { skip }, () =>
-	letting(async () => {
-		const dir = tempDir();
-		try {
-			const { file, lines } = writeSession(dir);
-			const sm = SessionManager.open(file);
-			const [user, , tool] = sm.getEntries();
-			// Read, changed, then dropped: gone after a collection, back as the file says.
-			let content = user.message.content;
-			content.push({ type: "text", text: "changed in memory" });
-			const dropped = new WeakRef(content);
-			content = undefined;
-			// Read and held: the same object, with its change, however often collected.
-			const held = tool.message.content;
-			held.push({ type: "text", text: "kept while held" });
-			await collectGarbage();
-			await collectGarbage();
-			assert.equal(dropped.deref(), undefined, "the value nothing held was collected");
-			assert.deepStrictEqual(user.message.content, byId(lines, user.id).message.content, "made again from its line");
-			assert.equal(tool.message.content, held, "the held value is the same object");
-			assert.equal(held.at(-1).text, "kept while held");
-			// Entries and messages are kept: the same objects on every read.
-			assert.equal(sm.getEntries()[0], user);
-			assert.equal(sm.getEntry(user.id).message, user.message);
-			sm.close();
-		} finally {
-			fs.rmSync(dir, { recursive: true, force: true });
-		}
+	inDir(async (dir) => {
+		const { file, lines } = writeSession(dir);
+		const sm = SessionManager.open(file);
+		const [user, , tool] = sm.getEntries();
+		// Read, changed, then dropped: gone after a collection, back as the file says.
+		let content = user.message.content;
+		content.push({ type: "text", text: "changed in memory" });
+		const dropped = new WeakRef(content);
+		content = undefined;
+		// Read and held: the same object, with its change, however often collected.
+		const held = tool.message.content;
+		held.push({ type: "text", text: "kept while held" });
+		await collectGarbage();
+		await collectGarbage();
+		assert.equal(dropped.deref(), undefined, "the value nothing held was collected");
+		assert.deepStrictEqual(user.message.content, byId(lines, user.id).message.content, "made again from its line");
+		assert.equal(tool.message.content, held, "the held value is the same object");
+		assert.equal(held.at(-1).text, "kept while held");
+		// Entries and messages are kept: the same objects on every read.
+		assert.equal(sm.getEntries()[0], user);
+		assert.equal(sm.getEntry(user.id).message, user.message);
+		sm.close();
 	}));
 
 test("holding an object inside a value keeps the whole value", { skip }, () =>
-	letting(async () => {
-		const dir = tempDir();
-		try {
-			const { file } = writeSession(dir);
-			const sm = SessionManager.open(file);
-			const custom = sm.getEntries().find((e) => e.type === "custom");
-			const inner = custom.data.items;
-			const whole = new WeakRef(custom.data);
-			await collectGarbage();
-			assert.ok(whole.deref() !== undefined, "data stays while an array inside it is held");
-			assert.equal(custom.data.items, inner);
-			sm.close();
-		} finally {
-			fs.rmSync(dir, { recursive: true, force: true });
-		}
+	inDir(async (dir) => {
+		const { file } = writeSession(dir);
+		const sm = SessionManager.open(file);
+		const custom = sm.getEntries().find((e) => e.type === "custom");
+		const inner = custom.data.items;
+		const whole = new WeakRef(custom.data);
+		await collectGarbage();
+		assert.ok(whole.deref() !== undefined, "data stays while an array inside it is held");
+		assert.equal(custom.data.items, inner);
+		sm.close();
 	}));
 
 test("appended entries: the caller's message while it is held, then the message made from the line", { skip }, () =>
-	letting(async () => {
-		const dir = tempDir();
-		try {
-			const sm = SessionManager.create("/release/project", dir);
-			sm.appendMessage({ role: "user", content: "start", timestamp: 1 });
-			sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], provider: "p", model: "m", usage: { input: 1, output: 1 }, stopReason: "stop", timestamp: 2 });
-			let message = { role: "toolResult", toolCallId: "t", toolName: "bash", content: [{ type: "text", text: big("tool output") }], details: { exit: 0 }, isError: false, timestamp: 3 };
-			const id = sm.appendMessage(message);
-			const keptText = { role: "user", content: [{ type: "text", text: big("held part") }], timestamp: 4 };
-			const part = keptText.content;
-			const partId = sm.appendMessage(keptText);
-			assert.equal(sm.getEntry(id).message, message, "the caller's own object while it holds it");
-			const gone = new WeakRef(message);
-			const heldOnlyThroughPart = new WeakRef(keptText);
-			message = undefined;
-			await collectGarbage();
-			await collectGarbage();
-			assert.equal(gone.deref(), undefined, "the caller's message was collected once nothing held it");
-			const line = fs.readFileSync(sm.getSessionFile(), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.id === id);
-			const again = sm.getEntry(id).message;
-			assert.deepStrictEqual(again, line.message, "made from the line");
-			assert.equal(sm.getEntry(id).message, again, "and then kept: the same message on every read");
-			assert.equal(sm.getEntry(id).message.role, "toolResult");
-			// A caller holding only the content of its message keeps the whole message.
-			assert.ok(heldOnlyThroughPart.deref() !== undefined);
-			assert.equal(sm.getEntry(partId).message.content, part);
-			// What the file holds is what the reference writes: the same line as JSON.stringify of the entry.
-			assert.equal(JSON.stringify(sm.getEntry(id)), JSON.stringify(line));
-		} finally {
-			fs.rmSync(dir, { recursive: true, force: true });
-		}
+	inDir(async (dir) => {
+		const sm = SessionManager.create("/release/project", dir);
+		sm.appendMessage({ role: "user", content: "start", timestamp: 1 });
+		sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], provider: "p", model: "m", usage: { input: 1, output: 1 }, stopReason: "stop", timestamp: 2 });
+		let message = { role: "toolResult", toolCallId: "t", toolName: "bash", content: [{ type: "text", text: big("tool output") }], details: { exit: 0 }, isError: false, timestamp: 3 };
+		const id = sm.appendMessage(message);
+		const keptText = { role: "user", content: [{ type: "text", text: big("held part") }], timestamp: 4 };
+		const part = keptText.content;
+		const partId = sm.appendMessage(keptText);
+		assert.equal(sm.getEntry(id).message, message, "the caller's own object while it holds it");
+		const gone = new WeakRef(message);
+		const heldOnlyThroughPart = new WeakRef(keptText);
+		message = undefined;
+		await collectGarbage();
+		await collectGarbage();
+		assert.equal(gone.deref(), undefined, "the caller's message was collected once nothing held it");
+		const line = fs.readFileSync(sm.getSessionFile(), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l)).find((e) => e.id === id);
+		const again = sm.getEntry(id).message;
+		assert.deepStrictEqual(again, line.message, "made from the line");
+		assert.equal(sm.getEntry(id).message, again, "and then kept: the same message on every read");
+		assert.equal(sm.getEntry(id).message.role, "toolResult");
+		// A caller holding only the content of its message keeps the whole message.
+		assert.ok(heldOnlyThroughPart.deref() !== undefined);
+		assert.equal(sm.getEntry(partId).message.content, part);
+		// What the file holds is what the reference writes: the same line as JSON.stringify of the entry.
+		assert.equal(JSON.stringify(sm.getEntry(id)), JSON.stringify(line));
 	}));
 
 test("a long run of appends holds the skeletons, not what was written", { skip }, () =>
-	letting(async () => {
-		const dir = tempDir();
-		try {
-			const measure = async (release) => {
-				configureEntries({ release });
-				const sm = SessionManager.create("/release/project", dir);
-				sm.appendMessage({ role: "user", content: "go", timestamp: 1 });
-				sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], provider: "p", model: "m", usage: { input: 1, output: 1 }, stopReason: "stop", timestamp: 2 });
-				await collectGarbage();
-				const before = process.memoryUsage().heapUsed;
-				const payload = "y".repeat(100_000);
-				for (let i = 0; i < 400; i++) {
-					// A new string each time, as a tool's output is.
-					sm.appendMessage({ role: "toolResult", toolCallId: `t${i}`, toolName: "bash", content: [{ type: "text", text: `${i} ${payload}` }], isError: false, timestamp: 3 + i });
-				}
-				// pi's footer after every reply: every entry's type, every message's role and usage.
-				for (const e of sm.getEntries()) if (e.type === "message") void e.message.role;
-				await collectGarbage();
-				await collectGarbage();
-				const grown = process.memoryUsage().heapUsed - before;
-				sm.close();
-				return grown;
-			};
-			// PI_SESSION_NATIVE_RELEASE=1 (the release pass) makes every manager let go.
-			const forced = process.env.PI_SESSION_NATIVE_RELEASE === "1";
-			const kept = forced ? undefined : await measure(false);
-			const letGo = await measure(true);
-			console.log(`# heap grown by 400 appends of 100 KB: kept ${kept} bytes, let go ${letGo} bytes`);
-			const written = 400 * 100_000;
-			if (!forced) assert.ok(kept > written * 0.9, `keeping every value holds what was written (${kept} bytes for ${written})`);
-			assert.ok(letGo < written * 0.05, `letting go holds a small part of it (${letGo} bytes for ${written})`);
-		} finally {
-			fs.rmSync(dir, { recursive: true, force: true });
-		}
+	inDir(async (dir) => {
+		const measure = async (release) => {
+			configureEntries({ release });
+			const sm = SessionManager.create("/release/project", dir);
+			sm.appendMessage({ role: "user", content: "go", timestamp: 1 });
+			sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], provider: "p", model: "m", usage: { input: 1, output: 1 }, stopReason: "stop", timestamp: 2 });
+			await collectGarbage();
+			const before = process.memoryUsage().heapUsed;
+			const payload = "y".repeat(100_000);
+			for (let i = 0; i < 400; i++) {
+				// A new string each time, as a tool's output is.
+				sm.appendMessage({ role: "toolResult", toolCallId: `t${i}`, toolName: "bash", content: [{ type: "text", text: `${i} ${payload}` }], isError: false, timestamp: 3 + i });
+			}
+			// pi's footer after every reply: every entry's type, every message's role and usage.
+			for (const e of sm.getEntries()) if (e.type === "message") void e.message.role;
+			await collectGarbage();
+			await collectGarbage();
+			const grown = process.memoryUsage().heapUsed - before;
+			sm.close();
+			return grown;
+		};
+		// PI_SESSION_NATIVE_RELEASE=1 (the release pass) makes every manager let go.
+		const forced = process.env.PI_SESSION_NATIVE_RELEASE === "1";
+		const kept = forced ? undefined : await measure(false);
+		const letGo = await measure(true);
+		console.log(`# heap grown by 400 appends of 100 KB: kept ${kept} bytes, let go ${letGo} bytes`);
+		const written = 400 * 100_000;
+		if (!forced) assert.ok(kept > written * 0.9, `keeping every value holds what was written (${kept} bytes for ${written})`);
+		assert.ok(letGo < written * 0.05, `letting go holds a small part of it (${letGo} bytes for ${written})`);
 	}));
 
 test("createBranchedSession: old and new entries read the right values, held ones shared as a spread shares them", { skip }, () =>
-	letting(async () => {
-		const dir = tempDir();
-		try {
-			const { file, lines } = writeSession(dir);
-			const copy = path.join(dir, "reference.jsonl");
-			fs.copyFileSync(file, copy);
-			const sm = SessionManager.open(file);
-			const ref = reference.SessionManager.open(copy);
-			const entries = sm.getEntries();
-			const tool = entries[2];
-			const heldDetails = tool.message.details;
-			const leaf = entries[4].id; // the custom entry: the branch keeps the first five
-			sm.appendMessage({ role: "user", content: [{ type: "text", text: big("appended after") }], timestamp: 9 });
-			ref.appendMessage({ role: "user", content: [{ type: "text", text: big("appended after") }], timestamp: 9 });
-			const off = sm.getEntries().at(-1);
-			sm.createBranchedSession(leaf);
-			ref.createBranchedSession(leaf);
-			await collectGarbage();
-			assert.deepStrictEqual(sm.getEntries(), ref.getEntries());
-			assert.deepStrictEqual(sm.buildSessionContext(), ref.buildSessionContext());
-			const newTool = sm.getEntries()[2];
-			assert.notEqual(newTool, tool, "a new entry, as the reference's spread makes");
-			assert.equal(newTool.message, tool.message, "sharing the message, as a spread does");
-			assert.equal(newTool.message.details, heldDetails);
-			// Entries of the old session still read their own lines' values.
-			for (const e of entries) if (e.type !== "message" || typeof e.message.content !== "string") assert.deepStrictEqual(JSON.parse(JSON.stringify(e)), byId(lines, e.id));
-			assert.equal(off.message.content[0].text, big("appended after"));
-			// After another collection, the new session's values come back from its own file.
-			await collectGarbage();
-			assert.deepStrictEqual(JSON.parse(JSON.stringify(sm.getEntries())), JSON.parse(JSON.stringify(ref.getEntries())));
-			sm.close();
-		} finally {
-			fs.rmSync(dir, { recursive: true, force: true });
-		}
+	inDir(async (dir) => {
+		const { file, lines } = writeSession(dir);
+		const copy = path.join(dir, "reference.jsonl");
+		fs.copyFileSync(file, copy);
+		const sm = SessionManager.open(file);
+		const ref = reference.SessionManager.open(copy);
+		const entries = sm.getEntries();
+		const tool = entries[2];
+		const heldDetails = tool.message.details;
+		const leaf = entries[4].id; // the custom entry: the branch keeps the first five
+		sm.appendMessage({ role: "user", content: [{ type: "text", text: big("appended after") }], timestamp: 9 });
+		ref.appendMessage({ role: "user", content: [{ type: "text", text: big("appended after") }], timestamp: 9 });
+		const off = sm.getEntries().at(-1);
+		sm.createBranchedSession(leaf);
+		ref.createBranchedSession(leaf);
+		await collectGarbage();
+		assert.deepStrictEqual(sm.getEntries(), ref.getEntries());
+		assert.deepStrictEqual(sm.buildSessionContext(), ref.buildSessionContext());
+		const newTool = sm.getEntries()[2];
+		assert.notEqual(newTool, tool, "a new entry, as the reference's spread makes");
+		assert.equal(newTool.message, tool.message, "sharing the message, as a spread does");
+		assert.equal(newTool.message.details, heldDetails);
+		// Entries of the old session still read their own lines' values.
+		for (const e of entries) if (e.type !== "message" || typeof e.message.content !== "string") assert.deepStrictEqual(JSON.parse(JSON.stringify(e)), byId(lines, e.id));
+		assert.equal(off.message.content[0].text, big("appended after"));
+		// After another collection, the new session's values come back from its own file.
+		await collectGarbage();
+		assert.deepStrictEqual(JSON.parse(JSON.stringify(sm.getEntries())), JSON.parse(JSON.stringify(ref.getEntries())));
+		sm.close();
 	}));
 
 test("close(): a held value stays; a value let go throws the closed error", { skip }, () =>
-	letting(async () => {
-		const dir = tempDir();
-		try {
-			const { file } = writeSession(dir);
-			const sm = SessionManager.open(file);
-			const [user, , tool] = sm.getEntries();
-			const held = tool.message.content;
-			sm.close();
-			await collectGarbage();
-			assert.equal(tool.message.content, held);
-			assert.throws(() => user.message.content, { message: `SessionManager is closed: ${file}` });
-		} finally {
-			fs.rmSync(dir, { recursive: true, force: true });
-		}
+	inDir(async (dir) => {
+		const { file } = writeSession(dir);
+		const sm = SessionManager.open(file);
+		const [user, , tool] = sm.getEntries();
+		const held = tool.message.content;
+		sm.close();
+		await collectGarbage();
+		assert.equal(tool.message.content, held);
+		assert.throws(() => user.message.content, { message: `SessionManager is closed: ${file}` });
 	}));
 
 test("the file truncated or rewritten under an open session: a value let go throws the clear error, a held one stays, nothing is written", { skip }, () =>
-	letting(async () => {
-		const dir = tempDir();
-		try {
-			const { file } = writeSession(dir);
-			const sm = SessionManager.open(file);
-			const [user, , tool] = sm.getEntries();
-			const held = tool.message.content;
-			void user.message.content;
-			const original = fs.readFileSync(file);
-			// Rewritten in place by another program: same size, other bytes.
-			fs.writeFileSync(file, Buffer.from(original.toString("latin1").replaceAll("question", "QUESTION"), "latin1"));
-			await collectGarbage();
-			assert.throws(() => user.message.content, /changed|no longer/i);
-			assert.equal(tool.message.content, held);
-			fs.truncateSync(file, 100);
-			await collectGarbage();
-			assert.throws(() => user.message.content, /changed|no longer/i);
-			assert.equal(fs.statSync(file).size, 100, "nothing written to the file");
-			sm.close();
-		} finally {
-			fs.rmSync(dir, { recursive: true, force: true });
-		}
+	inDir(async (dir) => {
+		const { file } = writeSession(dir);
+		const sm = SessionManager.open(file);
+		const [user, , tool] = sm.getEntries();
+		const held = tool.message.content;
+		void user.message.content;
+		const original = fs.readFileSync(file);
+		// Rewritten in place by another program: same size, other bytes.
+		fs.writeFileSync(file, Buffer.from(original.toString("latin1").replaceAll("question", "QUESTION"), "latin1"));
+		await collectGarbage();
+		assert.throws(() => user.message.content, /changed|no longer/i);
+		assert.equal(tool.message.content, held);
+		fs.truncateSync(file, 100);
+		await collectGarbage();
+		assert.throws(() => user.message.content, /changed|no longer/i);
+		assert.equal(fs.statSync(file).size, 100, "nothing written to the file");
+		sm.close();
 	}));
 
 test("the switch: configureEntries checks its options, and PI_SESSION_NATIVE_RELEASE is documented as overriding it", () => {

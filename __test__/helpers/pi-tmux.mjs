@@ -168,3 +168,17 @@ export async function closePicker(win) {
 	win.keys("Escape");
 	await win.waitFor((s) => !s.includes("Resume Session ("), { what: "the picker closed" });
 }
+
+/** The screen once it has not changed for 400 ms. */
+export async function settled(win, what) {
+	let last = null;
+	let same = 0;
+	return win.waitFor(
+		(screen) => {
+			same = screen === last ? same + 1 : 0;
+			last = screen;
+			return same >= 8 ? screen : null;
+		},
+		{ what: `${what} to settle` },
+	);
+}
