@@ -9,11 +9,12 @@
 // Needs --expose-gc (node __test__/run.mjs passes it); without it the file skips.
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { ours, oursModule } from "./helpers/ours.mjs";
-import { reference } from "./helpers/reference.mjs";
+import { reference, REPO_ROOT } from "./helpers/reference.mjs";
 import { collectGarbage, GC_AVAILABLE } from "./helpers/collect.mjs";
 
 const skip = GC_AVAILABLE ? false : "needs node --expose-gc";
@@ -234,8 +235,40 @@ test("the file truncated or rewritten under an open session: a value let go thro
 		sm.close();
 	}));
 
-test("the switch: configureEntries checks its options, and PI_SESSION_NATIVE_RELEASE is documented as overriding it", () => {
+test("the switches: configureEntries and useNativeSessions' option, overridden by PI_SESSION_NATIVE_RELEASE", () => {
 	assert.throws(() => configureEntries(null), /must be an object/);
 	assert.throws(() => configureEntries({ release: "yes" }), /options.release must be a boolean/);
 	assert.equal(typeof configureEntries({}).release, "boolean");
+	// In a process of its own (the variable is read as the package loads): whether a written
+	// entry with a heavy message answers it through an accessor (it lets go) or not.
+	const probe = `
+		const { configureEntries, useNativeSessions, SessionManager: Ours } = require(${JSON.stringify(path.join(REPO_ROOT, "index.js"))});
+		const fs = require("node:fs"), os = require("node:os"), path = require("node:path");
+		const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pisn-switch-"));
+		class Pi { static create() {} static open() {} static continueRecent() {} static inMemory() {} static forkFrom() {} static findById() {} static list() {} static listAll() {} }
+		const letsGo = (sm) => {
+			sm.appendMessage({ role: "user", content: "x", timestamp: 1 });
+			sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "y" }], usage: { input: 1, output: 1 }, stopReason: "stop", timestamp: 2 });
+			const id = sm.appendMessage({ role: "user", content: [{ type: "text", text: "z".repeat(4000) }], timestamp: 3 });
+			return typeof Object.getOwnPropertyDescriptor(sm.getEntry(id), "message").get === "function";
+		};
+		const mode = process.argv[1];
+		if (mode === "library-on") configureEntries({ release: true });
+		if (mode.startsWith("pi")) useNativeSessions(Pi, mode === "pi-keep" ? { releaseEntries: false } : undefined);
+		const make = mode.startsWith("pi") ? Pi : Ours;
+		process.stdout.write(String(letsGo(make.create(dir, dir))));
+		fs.rmSync(dir, { recursive: true, force: true });
+	`;
+	const run = (mode, env) => {
+		const child = spawnSync(process.execPath, ["-e", probe, mode], { encoding: "utf8", env: { ...process.env, PI_SESSION_NATIVE_RELEASE: env } });
+		assert.equal(child.status, 0, child.stderr);
+		return child.stdout === "true";
+	};
+	assert.equal(run("library", ""), false, "the library keeps every value by default");
+	assert.equal(run("library-on", ""), true, "configureEntries({ release: true })");
+	assert.equal(run("pi", ""), true, "pi's managers let go by default");
+	assert.equal(run("pi-keep", ""), false, "useNativeSessions(…, { releaseEntries: false })");
+	assert.equal(run("pi", "0"), false, "PI_SESSION_NATIVE_RELEASE=0 keeps every value, pi's too");
+	assert.equal(run("library", "1"), true, "PI_SESSION_NATIVE_RELEASE=1 lets go everywhere");
+	assert.equal(run("pi-keep", "1"), true, "over useNativeSessions' option");
 });
