@@ -132,10 +132,10 @@ const oneLine = (text) => text.replace(/[\x00-\x1f\x7f\s]+/g, " ").trim();
  * The picker, a component for `ctx.ui.custom`. `load(scope, { onPrompts, onProgress })`
  * starts reading a scope and returns a promise of its end (a rejection is shown); the
  * picker asks for each scope once, when it is first shown. `onDone(text)` gets the chosen
- * prompt's text, or undefined on Escape.
+ * prompt's text, or undefined on Escape. It opens on `scope` ("project" unless given).
  */
 export class PromptPicker {
-	constructor({ theme, keybindings, load, onDone, requestRender = () => {}, maxVisible = 10, now = () => Date.now() }) {
+	constructor({ theme, keybindings, load, onDone, requestRender = () => {}, maxVisible = 10, now = () => Date.now(), scope = "project" }) {
 		this.theme = theme;
 		this.keybindings = keybindings;
 		this.load = load;
@@ -144,7 +144,6 @@ export class PromptPicker {
 		this.maxVisible = maxVisible;
 		this.now = now;
 		this.input = new Input();
-		this.scope = "project";
 		this.scopes = new Map();
 		this.lower = new WeakMap();
 		this.collapsed = new WeakMap();
@@ -163,7 +162,7 @@ export class PromptPicker {
 		this.filtered = [];
 		this.selected = 0;
 		this._focused = false;
-		this.show("project");
+		this.show(scope);
 	}
 
 	// Focusable: the search field shows the terminal's cursor (IME).
