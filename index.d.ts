@@ -1502,4 +1502,49 @@ export declare function recallSearch(options?: RecallSearchOptions): Promise<Rec
  */
 export declare function recallRead(options: RecallReadOptions): Promise<RecallReadResult>;
 
+export interface ListPromptsOptions {
+    /** The project (default `process.cwd()`). */
+    cwd?: string;
+    /**
+     * The session folder in use, as pi's `getSessionDir()` gives it (default: the project's own).
+     * One that is not the project's own holds every project's sessions: `"project"` then keeps
+     * the sessions whose cwd is `cwd`, and `"all"` is that folder.
+     */
+    sessionDir?: string;
+    /** Default `"project"`: this project's sessions; `"all"`: every project's. */
+    scope?: "project" | "all";
+    /**
+     * Each batch of prompts as it becomes final, in order (the next batch follows this one's last
+     * prompt): the first comes once the newest sessions are read, before the others are.
+     */
+    onPrompts?: (prompts: PromptInfo[]) => void;
+    /** Session files read so far, of `total` (first `(0, total)`, last `(total, total)`). */
+    onProgress?: (loaded: number, total: number) => void;
+    signal?: AbortSignalLike;
+}
+
+/** A prompt the user typed: a user message's text. */
+export interface PromptInfo {
+    /** The text blocks of the message joined, as pi puts a user message back in its editor. */
+    text: string;
+    /** The entry's timestamp (ISO 8601), null where it has none. */
+    timestamp: string | null;
+    sessionId: string | null;
+    sessionFile: string;
+    /** The session's cwd (its header's). */
+    cwd: string;
+    /** null in version 1 sessions (entries without ids). */
+    entryId: string | null;
+}
+
+/**
+ * Every prompt of a scope's sessions (user messages' text, every branch), newest first, each
+ * text once: two prompts whose texts are equal once their ends are trimmed are one, the newest.
+ * A prompt's time is its entry's timestamp, but never later than its file's last write, so that
+ * prompts stream in order as the files are read, newest file first: `onPrompts` gets each batch
+ * as it becomes final. Resolves to them all; rejects with the signal's reason on abort.
+ * Reads only the files of pi's session folders that begin with a session header.
+ */
+export declare function listPrompts(options?: ListPromptsOptions): Promise<PromptInfo[]>;
+
 export {};

@@ -11,6 +11,7 @@ const { judgeSessionFilePublic } = require('./lib/file-guard.js');
 const { SessionSearch, searchSessions } = require('./lib/search.js');
 const { grepSessions, GREP_FIELDS, DEFAULT_GREP_FIELDS } = require('./lib/grep.js');
 const { recallSearch, recallRead } = require('./lib/recall.js');
+const { listPrompts } = require('./lib/prompts.js');
 const { useNativeSessions, usesNativeSessions } = require('./lib/pi-class.js');
 
 module.exports = {
@@ -50,6 +51,7 @@ module.exports = {
   DEFAULT_GREP_FIELDS,
   recallSearch,
   recallRead,
+  listPrompts,
   useNativeSessions,
   usesNativeSessions,
 };

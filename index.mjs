@@ -36,6 +36,7 @@ export const {
   DEFAULT_GREP_FIELDS,
   recallSearch,
   recallRead,
+  listPrompts,
   useNativeSessions,
   usesNativeSessions,
 } = cjs;

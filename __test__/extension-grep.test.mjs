@@ -71,7 +71,7 @@ test("neighbours: the matched entry and those with text around it", () => {
 async function loadExtension() {
 	const { default: piSessionNative } = await import("../extension/index.mjs");
 	const commands = new Map();
-	piSessionNative({ on() {}, registerCommand: (name, options) => commands.set(name, options), registerTool() {} });
+	piSessionNative({ on() {}, registerCommand: (name, options) => commands.set(name, options), registerTool() {}, registerShortcut() {} });
 	return commands;
 }
 

@@ -290,7 +290,7 @@ function piLikeClass() {
 test("the extension switches the class of pi's own session manager and lists for it; without one it says so, once", async () => {
 	const { default: piSessionNative } = await import("../extension/index.mjs");
 	const handlers = new Map();
-	piSessionNative({ on: (event, handler) => handlers.set(event, handler), registerCommand() {}, registerTool() {} });
+	piSessionNative({ on: (event, handler) => handlers.set(event, handler), registerCommand() {}, registerTool() {}, registerShortcut() {} });
 	const notices = [];
 	const start = (sessionManager) =>
 		handlers.get("session_start")({ type: "session_start", reason: "startup" }, { mode: "tui", hasUI: true, ui: { notify: (message) => notices.push(message) }, sessionManager });
@@ -404,7 +404,7 @@ test("usage data: the daily chart's report is one more usageReport by day over t
 async function loadExtension() {
 	const { default: piSessionNative } = await import("../extension/index.mjs");
 	const commands = new Map();
-	piSessionNative({ on() {}, registerCommand: (name, options) => commands.set(name, options), registerTool() {} });
+	piSessionNative({ on() {}, registerCommand: (name, options) => commands.set(name, options), registerTool() {}, registerShortcut() {} });
 	return commands;
 }
 

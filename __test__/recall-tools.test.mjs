@@ -37,7 +37,7 @@ const idOf = (file) => path.basename(file).split("_")[1].replace(/\.jsonl$/, "")
 async function registeredTools() {
 	const { default: piSessionNative } = await import("../extension/index.mjs");
 	const tools = new Map();
-	piSessionNative({ on() {}, registerCommand() {}, registerTool: (tool) => tools.set(tool.name, tool) });
+	piSessionNative({ on() {}, registerCommand() {}, registerTool: (tool) => tools.set(tool.name, tool), registerShortcut() {} });
 	return tools;
 }
 

@@ -11,6 +11,8 @@
 // /grep finds the messages that match (grepSessions) and can resume their session.
 // The session_search and session_read tools let the model recall past sessions (and
 // what this one held before its last compaction): recallSearch and recallRead.
+// alt+r (or the keys keybindings.json gives "pi-session-native.prompts") opens a picker
+// of the prompts typed before (listPrompts); Enter puts one in the editor.
 //
 // Nothing here imports @earendil-works/pi-coding-agent. pi maps that import to its own
 // copy only when its loader (jiti) transpiles a file; a .mjs file is imported natively
@@ -22,6 +24,7 @@ import { createRequire } from "node:module";
 import { checkFiles, doctorFiles, doctorNotice } from "./doctor.mjs";
 import { parseGrepArgs, runGrep } from "./grep.mjs";
 import { installNativeListing, piSessionManagerClass } from "./listing.mjs";
+import { agentDirOf, promptPickerKeys, runPromptPicker } from "./prompt-picker.mjs";
 import { registerRecallTools } from "./recall.mjs";
 import { usageData } from "./usage.mjs";
 import { UsageView } from "./usage-view.mjs";
@@ -173,6 +176,19 @@ export default function piSessionNative(pi) {
   });
 
   registerRecallTools(pi, loadPackage, firstSentence);
+
+  // Extensions' shortcuts are not in pi's keybindings, so the picker reads its own id from
+  // the same file; its keys are read at each load (pi's /reload applies an edit).
+  for (const key of promptPickerKeys(agentDirOf(loadPackage().pkg))) {
+    pi.registerShortcut(key, {
+      description: "Pick a prompt typed before (this project's sessions, Tab: every project's) and put it in the editor",
+      handler: async (ctx) => {
+        if (ctx.mode !== "tui") return;
+        const pkg = packageFor("the prompt picker", ctx);
+        if (pkg) await runPromptPicker(pkg, ctx);
+      },
+    });
+  }
 
   pi.on("session_shutdown", () => {
     restore?.();

@@ -149,14 +149,45 @@ function* fileMatches(session, message, regexp, since, until, tools) {
 }
 
 /**
+ * The entries of one file's delivery (see `JsGrepFile`) that have candidates, in file
+ * order: `{ id, timestamp, role, texts }`, `texts` the decoded texts of its candidate
+ * blocks in block order. `wanted(role)` is asked first, so that the texts of entries
+ * left out are never decoded. Internal: lib/prompts.js.
+ */
+function* deliveredEntries(message, wanted) {
+  const { json, entries, candidates } = message;
+  const parse = (start, end) => (end === 0 ? undefined : JSON.parse(json.toString('utf8', start, end)));
+  const units = Buffer.from(message.texts.buffer, message.texts.byteOffset, message.texts.byteLength);
+  for (let c = 0; c < candidates.length; ) {
+    const k = candidates[c];
+    const e = k * ENTRY_STRIDE;
+    const role = parse(entries[e + 4], entries[e + 5]);
+    let end = c;
+    while (end < candidates.length && candidates[end] === k) end += CANDIDATE_STRIDE;
+    if (wanted(role)) {
+      const texts = [];
+      for (let d = c; d < end; d += CANDIDATE_STRIDE) {
+        const [start, stop, ascii] = [candidates[d + 3], candidates[d + 4], candidates[d + 5] === 1];
+        texts.push(ascii ? json.toString('latin1', start, stop) : units.toString('utf16le', 2 * start, 2 * stop));
+      }
+      yield { id: parse(entries[e], entries[e + 1]), timestamp: parse(entries[e + 2], entries[e + 3]), role, texts };
+    }
+    c = end;
+  }
+}
+
+/**
  * Reads `sessions` (`{ path, id, cwd }`, in this order) for `search` and hands each
  * file's matches to `onFile(session, matches)` (an iterable, read as it is walked),
  * one file at a time; the next waits while a promise it returns is pending, and a
  * result of `true` stops the reading. Resolves when done or stopped; rejects with the
- * signal's reason on abort, or with what `onFile` threw.
+ * signal's reason on abort, or with what `onFile` threw. `matches(session, message)`,
+ * when given, makes a file's iterable from its delivery instead of the pattern's
+ * matches (lib/prompts.js reads entries with deliveredEntries).
  */
-function scanSessions(sessions, search, { signal, onProgress, tools = false }, onFile) {
+function scanSessions(sessions, search, { signal, onProgress, tools = false, matches }, onFile) {
   const { regexp, body, isRegex, caseSensitive, fieldBits, since, until } = search;
+  const matchesOf = matches ?? ((session, message) => fileMatches(session, message, regexp, since, until, tools));
   return new Promise((resolve, reject) => {
     let settled = false;
     let scan;
@@ -180,7 +211,7 @@ function scanSessions(sessions, search, { signal, onProgress, tools = false }, o
         try {
           if (message.file >= 0 && message.candidates.length > 0) {
             const session = sessions[message.file];
-            let stop = onFile(session, fileMatches(session, message, regexp, since, until, tools));
+            let stop = onFile(session, matchesOf(session, message));
             if (typeof stop?.then === 'function') stop = await stop;
             if (stop === true) settle();
           }
@@ -274,4 +305,4 @@ async function grepListedSessions(sessions, text, options, onFile) {
   await scanSessions(sessions, searchOf(text, opts, true), { ...opts, tools: true }, onFile);
 }
 
-module.exports = { grepSessions, grepListedSessions, GREP_FIELDS: FIELDS, DEFAULT_GREP_FIELDS: DEFAULT_FIELDS, escapeRegExp };
+module.exports = { grepSessions, grepListedSessions, scanSessions, deliveredEntries, GREP_FIELDS: FIELDS, DEFAULT_GREP_FIELDS: DEFAULT_FIELDS, escapeRegExp };

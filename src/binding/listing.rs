@@ -387,20 +387,24 @@ impl ReadBatch {
 fn candidates_js(candidates: &[Candidate]) -> JsScanResult {
     JsScanResult {
         index: -3,
-        candidates: Some(JsCandidates {
-            folders: candidates
-                .iter()
-                .map(|c| c.folder)
-                .collect::<Vec<_>>()
-                .into(),
-            names: candidates.iter().map(|c| c.name.clone()).collect(),
-            mtime_ms: candidates
-                .iter()
-                .map(|c| c.mtime_ms.unwrap_or(f64::NAN))
-                .collect::<Vec<_>>()
-                .into(),
-        }),
+        candidates: Some(candidate_columns(candidates)),
         ..JsScanResult::end()
+    }
+}
+
+fn candidate_columns(candidates: &[Candidate]) -> JsCandidates {
+    JsCandidates {
+        folders: candidates
+            .iter()
+            .map(|c| c.folder)
+            .collect::<Vec<_>>()
+            .into(),
+        names: candidates.iter().map(|c| c.name.clone()).collect(),
+        mtime_ms: candidates
+            .iter()
+            .map(|c| c.mtime_ms.unwrap_or(f64::NAN))
+            .collect::<Vec<_>>()
+            .into(),
     }
 }
 
@@ -533,4 +537,14 @@ pub fn find_sessions_with_id(dir: String, id: String, whole: bool) -> Option<JsS
 pub fn recent_session_files(dir: String) -> Option<Vec<String>> {
     crate::catalog::discovery::recent_files(std::path::Path::new(&dir))
         .map(|paths| paths.iter().map(|p| file_name(p)).collect())
+}
+
+/// The `.jsonl` files of `dirs`, newest mtime first, with their mtimes: the
+/// order in which `listPrompts` reads them, found and stat'ed as `listAll()`'s
+/// scan finds them (`discovery::folder_candidates`), without reading them.
+#[napi(catch_unwind)]
+pub fn session_file_candidates(dirs: Vec<String>) -> JsCandidates {
+    let dirs: Vec<std::path::PathBuf> = dirs.into_iter().map(Into::into).collect();
+    let (candidates, _read, _views) = crate::catalog::discovery::folder_candidates(&dirs);
+    candidate_columns(&candidates)
 }
