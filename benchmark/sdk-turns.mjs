@@ -57,7 +57,10 @@ const turns = Number(option("--turns", "1000"));
 const kb = Number(option("--kb", "100"));
 const samples = Number(option("--samples", "3"));
 /** pi's own class; ours letting go (pi's default with this package); ours keeping every value. */
-const SIDES = ["pi", "native", "keep"];
+const ALL_SIDES = ["pi", "native", "keep"];
+/** --sides native: only those (a 10,000-turn run of pi's own class takes half an hour here). */
+const SIDES = option("--sides", ALL_SIDES.join(",")).split(",");
+if (!SIDES.every((side) => ALL_SIDES.includes(side))) throw new Error(`--sides: a list of ${ALL_SIDES.join(", ")}`);
 /** Turns before the heap is first weighed: pi's code, the model and the first context are in by then. */
 const WARM_TURNS = 10;
 
@@ -208,7 +211,10 @@ async function child(side) {
 		const sm = runtime.session.sessionManager;
 		const file = sm.getSessionFile();
 		const entries = sm.getEntries();
-		const text = fs.readFileSync(file, "utf8");
+		// Lines counted in the bytes: a 10,000-turn file is longer than a string may be.
+		const bytes = fs.readFileSync(file);
+		let fileLines = 0;
+		for (let at = bytes.indexOf(10); at !== -1; at = bytes.indexOf(10, at + 1)) if (at > 0 && bytes[at - 1] !== 10) fileLines++;
 		const result = {
 			side,
 			native: Boolean(Object.getPrototypeOf(sm).constructor[Symbol.for("pi-session-native.nativeClass")]),
@@ -230,7 +236,7 @@ async function child(side) {
 			entryCount: sm.getEntryCount(),
 			compactions: entries.filter((e) => e.type === "compaction").length,
 			fileBytes: fs.statSync(file).size,
-			fileLines: text.split("\n").filter((l) => l.length > 0).length,
+			fileLines,
 			counts,
 			errors,
 		};
@@ -276,12 +282,13 @@ function parent() {
 				`  ${side.padEnd(6)} total ${(r.totalMs / 1000).toFixed(1)} s, per turn first 100 ${ms(r.early)} last 100 ${ms(r.late)}, RSS ${MB(r.rss)} (anon ${MB(r.rssAnon)}, file ${MB(r.rssFile)}; peak ${MB(r.maxRss)}), heap ${MB(r.heapUsed)} (added by the turns ${MB(r.heapAdded)}, ${r.heapPerEntry.toFixed(0)} B an entry), external ${MB(r.external)}; ${r.entryCount} entries, ${r.compactions} compactions, ${r.counts.summaries} summary requests, file ${MB(r.fileBytes)} (${r.fileLines} lines)`,
 			);
 		}
-		const p = results.pi[i];
+		// Every side did the first side's work (the same entries, compactions, requests, file).
+		const p = results[SIDES[0]][i];
 		const problems = [];
-		for (const n of [results.native[i], results.keep[i]]) {
-			for (const key of ["entryCount", "compactions", "fileLines"]) if (p[key] !== n[key]) problems.push(`${key}: pi ${p[key]}, ${n.side} ${n[key]}`);
-			if (JSON.stringify(p.counts) !== JSON.stringify(n.counts)) problems.push(`model requests: pi ${JSON.stringify(p.counts)}, ${n.side} ${JSON.stringify(n.counts)}`);
-			if (Math.abs(p.fileBytes - n.fileBytes) > p.fileBytes * 0.01) problems.push(`file size: pi ${p.fileBytes}, ${n.side} ${n.fileBytes}`);
+		for (const n of SIDES.slice(1).map((side) => results[side][i])) {
+			for (const key of ["entryCount", "compactions", "fileLines"]) if (p[key] !== n[key]) problems.push(`${key}: ${p.side} ${p[key]}, ${n.side} ${n[key]}`);
+			if (JSON.stringify(p.counts) !== JSON.stringify(n.counts)) problems.push(`model requests: ${p.side} ${JSON.stringify(p.counts)}, ${n.side} ${JSON.stringify(n.counts)}`);
+			if (Math.abs(p.fileBytes - n.fileBytes) > p.fileBytes * 0.01) problems.push(`file size: ${p.side} ${p.fileBytes}, ${n.side} ${n.fileBytes}`);
 		}
 		if (problems.length) throw new Error(`sample ${i + 1}: the sides did different work:\n  ${problems.join("\n  ")}`);
 	}
@@ -300,25 +307,29 @@ function parent() {
 		["external after the last turn", "external", MB],
 		["peak RSS", "maxRss", MB],
 	];
+	// A column per side, and beside each of ours its ratio to pi's own class (when pi's ran).
+	const withPi = SIDES.includes("pi");
 	const rows = metrics.map(([label, key, fmt]) => {
-		const pi = median(results.pi.map((r) => r[key]));
-		const cells = ["native", "keep"].flatMap((side) => [
-			fmt(median(results[side].map((r) => r[key]))),
-			`${median(results.pi.map((r, i) => results[side][i][key] / r[key])).toFixed(2)}x`,
-		]);
-		return `| ${label} | ${fmt(pi)} | ${cells.join(" | ")} |`;
+		const cells = SIDES.flatMap((side) => {
+			const value = fmt(median(results[side].map((r) => r[key])));
+			if (side === "pi" || !withPi) return [value];
+			return [value, `${median(results.pi.map((r, i) => results[side][i][key] / r[key])).toFixed(2)}x`];
+		});
+		return `| ${label} | ${cells.join(" | ")} |`;
 	});
-	const r0 = results.pi[0];
+	const TITLES = { pi: ["pi's own class"], native: ["ours (letting go: pi's default)", "ratio"], keep: ["ours keeping every value", "ratio"] };
+	const titles = SIDES.flatMap((side) => (withPi ? TITLES[side] : TITLES[side].slice(0, 1)));
+	const r0 = results[SIDES[0]][0];
 	const machine = `${os.cpus()[0]?.model ?? "?"}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GB RAM, ${os.platform()} ${os.release()}`;
-	const heading = `### ${turns} turns, ${kb} KB tool results`;
+	const heading = `### ${turns} turns, ${kb} KB tool results${SIDES.length < ALL_SIDES.length ? ` (${SIDES.join(", ")})` : ""}`;
 	const table = [
 		heading,
 		"",
-		`\`node benchmark/sdk-turns.mjs --turns ${turns} --kb ${kb} --samples ${samples}\`, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC; ${machine}; pi 1.6.0 (SDK) on Node ${spawnSync(NODE22, ["--version"], { encoding: "utf8" }).stdout.trim()}.`,
+		`\`node benchmark/sdk-turns.mjs --turns ${turns} --kb ${kb} --samples ${samples}${SIDES.length < ALL_SIDES.length ? ` --sides ${SIDES.join(",")}` : ""}\`, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC; ${machine}; pi 1.6.0 (SDK) on Node ${spawnSync(NODE22, ["--version"], { encoding: "utf8" }).stdout.trim()}.`,
 		`Each run: ${r0.entryCount} entries, ${r0.compactions} compactions, a ${MB(r0.fileBytes)} session file.`,
 		"",
-		"| median | pi's own class | ours (letting go: pi's default) | ratio | ours keeping every value | ratio |",
-		"|---|---|---|---|---|---|",
+		`| median | ${titles.join(" | ")} |`,
+		`|---|${titles.map(() => "---").join("|")}|`,
 		...rows,
 		"",
 	].join("\n");
