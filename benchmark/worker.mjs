@@ -127,6 +127,16 @@ function treeCheck(roots) {
 }
 
 
+/** What pi's footer sums over getEntries() after every reply (its tokens, as one number). */
+function footerWalk(sm) {
+  let tokens = 0;
+  for (const entry of sm.getEntries()) {
+    const usage = entry.type === "usage" ? entry.usage : entry.type === "message" && (entry.message.role === "assistant" || entry.message.role === "toolResult") ? entry.message.usage : undefined;
+    if (usage) tokens += (usage.input ?? 0) + (usage.output ?? 0) + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0);
+  }
+  return tokens;
+}
+
 const WORKLOADS = {
   // SessionManager.open(file)
   open: {
@@ -139,17 +149,7 @@ const WORKLOADS = {
       name: sm.getSessionName() ?? null,
     }),
   },
-  /** What pi's footer sums over getEntries() after every reply (its tokens, as one number). */
-function footerWalk(sm) {
-  let tokens = 0;
-  for (const entry of sm.getEntries()) {
-    const usage = entry.type === "usage" ? entry.usage : entry.type === "message" && (entry.message.role === "assistant" || entry.message.role === "toolResult") ? entry.message.usage : undefined;
-    if (usage) tokens += (usage.input ?? 0) + (usage.output ?? 0) + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0);
-  }
-  return tokens;
-}
-
-// SessionManager.open(file).buildSessionContext()
+  // SessionManager.open(file).buildSessionContext()
   "open-context": {
     run: ({ SessionManager }, p) => SessionManager.open(p.file).buildSessionContext(),
     check: (ctx) => contextCheck(ctx),
