@@ -431,6 +431,9 @@ pub struct FileCandidates {
     pub texts: Vec<u16>,
     pub entries: Vec<EntrySpans>,
     pub candidates: Vec<Candidate>,
+    /// In a pass for headers (no fields), the file's header line when it may
+    /// name a parent session (see `grep_scan::parent_header`).
+    pub header: Option<Vec<u8>>,
 }
 
 impl FileCandidates {
