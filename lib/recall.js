@@ -2,10 +2,12 @@
 // Recall: what was said in past sessions, for a model (the pi package's session_search
 // and session_read tools) and for a person (`pi-sessions recall` and `read`).
 //
-// recallSearch reads the sessions of a listing with grepSessions' scan (the query a
-// case-insensitive literal, as /grep reads text); recallRead opens one session with this
-// package's SessionManager and renders a page of one branch. Both answer with text kept
-// within pi's tool-output limits (lib/recall-text.js) and with the data behind it.
+// recallSearch reads session files with grepSessions' scan (the query a case-insensitive
+// literal, as /grep reads text), newest first and without a listing, until its limit's hits
+// are certain (see searchHits); without a query it lists sessions. recallRead opens one
+// session with this package's SessionManager and renders a page of one branch. Both answer
+// with text kept within pi's tool-output limits (lib/recall-text.js) and with the data
+// behind it.
 //
 // A fork starts with copies of its parent's entries. A copy is shown once, where it
 // was first written, the rule usage reports count by (src/catalog/usage_origin.rs):
