@@ -4,9 +4,11 @@
 // older, past where a search stops) and older sessions full of the words searched: random
 // searches give what the oracle over pi's own class gives (order, forks counted over files
 // the search did not read, filters), and the reading stops early (the binding's deliveries
-// are counted). Then a fork past the stop, counted from its header; and a session whose
-// messages are dated after its file's last change, which counts as last active a second
-// after that change.
+// are counted). Then a fork past the stop, counted from its header, and one session's hits
+// past the limit; a session whose messages are dated after its file's last change, which
+// counts as last active a second after that change; a file last changed by an entry that
+// is no message; and a session begun before others but active after them, which the
+// reading by name passes and the reading by file time finds.
 //
 //   node __test__/run.mjs __test__/recall-newest.test.mjs   SEED=... reproduces a failure
 import assert from "node:assert/strict";
