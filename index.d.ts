@@ -1417,7 +1417,8 @@ export interface RecallHit {
     /**
      * How many other sessions of the scope (forks, and forks of forks) carry a copy of this entry:
      * a copied entry is a hit once, in the session where it was first written (when that one is not
-     * searched, in the searched session nearest to it).
+     * searched, in the searched session nearest to it). A fork whose file last changed more than a
+     * second before the entry was written is not counted.
      */
     forks: number;
 }
@@ -1485,11 +1486,13 @@ export interface RecallReadResult {
 }
 
 /**
- * Finds messages across sessions, newest first, stopping at `limit`: built on grepSessions.
- * An entry copied into forks is a hit once, where it was first written (`forks` counts the
- * copies); the calls and results of the recall tools (`session_search`, `session_read`) never
- * are. Without `query`, lists the sessions. Errors are one clear sentence: no such session, an
- * id prefix of several (named), a file that is not a pi session.
+ * Finds messages across sessions, newest first (by last activity, at most a second after a
+ * session's file last changed), stopping at `limit`: built on grepSessions' scan, without a
+ * listing, it reads session files newest first until `limit` hits are certain. An entry copied
+ * into forks is a hit once, where it was first written (`forks` counts the copies); the calls
+ * and results of the recall tools (`session_search`, `session_read`) never are. Without `query`,
+ * lists the sessions. Errors are one clear sentence: no such session, an id prefix of several
+ * (named), a file that is not a pi session.
  */
 export declare function recallSearch(options?: RecallSearchOptions): Promise<RecallSearchResult>;
 

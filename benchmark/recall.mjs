@@ -1,22 +1,24 @@
 #!/usr/bin/env node
-// Recall over a listing corpus (benchmark/lib/datasets.mjs), every project, limit 20, page
-// cache warm, no listing cache file; each sample a fresh process (lib/recall-worker.mjs),
-// sides alternating; medians of the time inside the process:
+// Recall over a listing corpus (benchmark/lib/datasets.mjs) and over a store of many small
+// sessions written here (--many, 10,000 by default, removed after), every project, limit 20,
+// page cache warm, no listing cache file; each sample a fresh process
+// (lib/recall-worker.mjs), sides alternating; medians of the time inside the process:
 //
 // - recallSearch for a common word, a rare one (in a few files: fewer hits than the limit,
-//   so every file is read) and one in none; its first call and a second one in the same
-//   process (the listing then cached, as in a pi session after its first call); beside it a
+//   so every file is read) and one in none, over both stores; its first call and a second
+//   one in the same process (as in a pi session after its first call); beside it a
 //   JavaScript oracle (every file read whole and each line JSON.parse'd, newest file first,
-//   stopping past 20 hits) and `rg -l -F -i` over the same files when rg is installed;
-// - recallRead of 50 messages around an entry in the middle of the biggest session;
+//   stopping past 20 hits) and `rg -l -F -i` over the same files when rg is installed (its
+//   time the whole process's, as a shell runs it). The promise: over 10,000 sessions a
+//   common word in under 150 ms, a rare word or none in at most rg's time;
+// - recallRead of 50 messages around an entry in the middle of the corpus's biggest session;
 // - the prompt picker: listPrompts into the pi package's PromptPicker, the time to its
-//   first batch, its first screen rendered, 20 prompts and the end; over the corpus, and
-//   over a store of many small sessions written here (--many, 10,000 by default: the
-//   picker's promise is its first screen in under 100 ms at that count) and removed after.
+//   first batch, its first screen rendered, 20 prompts and the end; over both stores (the
+//   picker's promise is its first screen in under 100 ms over 10,000 sessions).
 //
 //   node benchmark/generate.mjs listing-10k --listing-scale 0.05   a 500-file corpus (112 MB)
 //   node benchmark/recall.mjs [--corpus listing-10k] [--samples 5] [--many 10000]
-//                             [--common keybinding] [--rare WORD] [--none zebra]
+//                             [--common keybinding] [--many-common tests] [--rare WORD] [--none zebra]
 // Writes benchmark/results-recall.md.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -86,10 +88,10 @@ const totalBytes = [...sizes.values()].reduce((a, b) => a + b, 0);
 console.log(`corpus ${corpusName}: ${files.length} files, ${mb(totalBytes)}`);
 
 /**
- * A word in a few files: a TypeScript error code of the generated logs (TS2000-TS7999),
+ * A word in a few of `files`: a TypeScript error code of the generated logs (TS2000-TS7999),
  * the one whose file count is nearest 5.
  */
-function rareWord() {
+function rareWord(files) {
 	const filesOf = new Map();
 	for (const file of files) {
 		for (const m of new Set(fs.readFileSync(file, "latin1").match(/\bTS\d{4}\b/g) ?? [])) filesOf.set(m, (filesOf.get(m) ?? 0) + 1);
@@ -97,38 +99,43 @@ function rareWord() {
 	const [word, count] = [...filesOf].sort((a, b) => Math.abs(a[1] - 5) - Math.abs(b[1] - 5) || a[0].localeCompare(b[0]))[0] ?? ["TS0000", 0];
 	return { word, files: count };
 }
-const common = opt("--common", "keybinding");
-const rare = args.includes("--rare") ? { word: opt("--rare"), files: null } : rareWord();
 const none = opt("--none", "zebra");
+const rareOf = (storeFiles) => (args.includes("--rare") ? { word: opt("--rare"), files: null } : rareWord(storeFiles));
 
 const searchRows = [];
-for (const [kind, word, note] of [
-	["common", common, ""],
-	["rare", rare.word, rare.files === null ? "" : ` (in ${rare.files} files)`],
-	["none", none, ""],
-]) {
-	console.log(`recallSearch ${kind}: ${word}`);
-	const sides = {
-		ours: () => work(corpus, "search", { query: word, limit: LIMIT }),
-		js: () => work(corpus, "oracle", { query: word, limit: LIMIT }),
-	};
-	if (hasRg) sides.rg = () => timedRg(word, path.join(corpus, "sessions"));
-	const runs = rounds(sides);
-	searchRows.push({
-		kind,
-		word,
-		note,
-		oursHits: `${runs.ours[0].hits}${runs.ours[0].truncated ? "+" : ""}`,
-		jsHits: `${runs.js[0].hits}${runs.js[0].truncated ? "+" : ""}`,
-		jsFiles: runs.js[0].filesRead,
-		ours: median(runs.ours.map((r) => r.ms)),
-		again: median(runs.ours.map((r) => r.again)),
-		js: median(runs.js.map((r) => r.ms)),
-		ratio: median(runs.ours.map((r, i) => r.ms / runs.js[i].ms)),
-		rg: runs.rg ? median(runs.rg.map((r) => r.ms)) : undefined,
-		rgFiles: runs.rg?.[0].files,
-	});
+/** recallSearch's rows over one store: a common word, a rare one, one in none. */
+function searchesOf(label, agentDir, storeFiles, common) {
+	const rare = rareOf(storeFiles);
+	for (const [kind, word, note] of [
+		["common", common, ""],
+		["rare", rare.word, rare.files === null ? "" : ` (in ${rare.files} files)`],
+		["none", none, ""],
+	]) {
+		console.log(`recallSearch ${label}, ${kind}: ${word}`);
+		const sides = {
+			ours: () => work(agentDir, "search", { query: word, limit: LIMIT }),
+			js: () => work(agentDir, "oracle", { query: word, limit: LIMIT }),
+		};
+		if (hasRg) sides.rg = () => timedRg(word, path.join(agentDir, "sessions"));
+		const runs = rounds(sides);
+		searchRows.push({
+			label,
+			kind,
+			word,
+			note,
+			oursHits: `${runs.ours[0].hits}${runs.ours[0].truncated ? "+" : ""}`,
+			jsHits: `${runs.js[0].hits}${runs.js[0].truncated ? "+" : ""}`,
+			jsFiles: runs.js[0].filesRead,
+			ours: median(runs.ours.map((r) => r.ms)),
+			again: median(runs.ours.map((r) => r.again)),
+			js: median(runs.js.map((r) => r.ms)),
+			ratio: median(runs.ours.map((r, i) => r.ms / runs.js[i].ms)),
+			rg: runs.rg ? median(runs.rg.map((r) => r.ms)) : undefined,
+			rgFiles: runs.rg?.[0].files,
+		});
+	}
 }
+searchesOf(`${corpusName} (${mb(totalBytes)})`, corpus, files, opt("--common", "keybinding"));
 
 // recallRead around an entry in the middle of the biggest session.
 const biggest = [...sizes].sort((a, b) => b[1] - a[1])[0][0];
@@ -167,7 +174,8 @@ function biggestProject(agentDir) {
 
 /**
  * `count` small sessions in 20 project folders, one after another in time (each file's mtime
- * its last entry's), 2 to 6 prompts each, some repeated: the picker's store of many sessions.
+ * its last entry's), 2 to 6 prompts each, some repeated, "tests" in every one and a
+ * TypeScript error code in one in 2,000: the picker's and the search's store of many sessions.
  */
 function writeManySessions(count) {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "recall-bench-many-"));
@@ -190,7 +198,9 @@ function writeManySessions(count) {
 			at += 20_000;
 			lines.push({ type: "message", id: `u${t}${id.slice(4, 8)}`, parentId, timestamp: iso(at), message: { role: "user", content: prompt, timestamp: at } });
 			at += 20_000;
-			lines.push({ type: "message", id: `a${t}${id.slice(4, 8)}`, parentId: `u${t}${id.slice(4, 8)}`, timestamp: iso(at), message: { role: "assistant", content: [{ type: "text", text: `Done: ${prompt}. ${"The change is made and the tests pass. ".repeat(6)}` }], provider: "faux", model: "faux-1", stopReason: "stop", timestamp: at } });
+			// One session in 2,000 tells of a TypeScript error: the rare word of a search.
+			const note = i % 2000 === 1234 && t === 0 ? " It was error TS2589." : "";
+			lines.push({ type: "message", id: `a${t}${id.slice(4, 8)}`, parentId: `u${t}${id.slice(4, 8)}`, timestamp: iso(at), message: { role: "assistant", content: [{ type: "text", text: `Done: ${prompt}.${note} ${"The change is made and the tests pass. ".repeat(6)}` }], provider: "faux", model: "faux-1", stopReason: "stop", timestamp: at } });
 			parentId = `a${t}${id.slice(4, 8)}`;
 		}
 		const file = path.join(folder, `${iso(started).replace(/[:.]/g, "-")}_${id}.jsonl`);
@@ -215,13 +225,14 @@ const pickerOf = (label, agentDir) => {
 	}
 };
 pickerOf(`${corpusName} (${mb(totalBytes)})`, corpus);
-let manyDir;
 if (many > 0) {
 	console.log(`writing ${many} small sessions`);
-	manyDir = writeManySessions(many);
+	const manyDir = writeManySessions(many);
 	try {
-		const bytes = sessionFiles(manyDir).reduce((a, f) => a + fs.statSync(f).size, 0);
-		pickerOf(`${many.toLocaleString("en-US")} small sessions (${mb(bytes)})`, manyDir);
+		const manyFiles = sessionFiles(manyDir);
+		const label = `${many.toLocaleString("en-US")} small sessions (${mb(manyFiles.reduce((a, f) => a + fs.statSync(f).size, 0))})`;
+		searchesOf(label, manyDir, manyFiles, opt("--many-common", "tests"));
+		pickerOf(label, manyDir);
 	} finally {
 		fs.rmSync(manyDir, { recursive: true, force: true });
 	}
@@ -231,15 +242,15 @@ if (many > 0) {
 
 const count = (n) => n.toLocaleString("en-US");
 const lines = [
-	`## Recall over ${corpusName} (${count(files.length)} files, ${mb(totalBytes)}), every project, limit ${LIMIT}, ${samples} samples`,
+	`## Recall over ${corpusName} (${count(files.length)} files, ${mb(totalBytes)})${many > 0 ? ` and ${count(many)} small sessions` : ""}, every project, limit ${LIMIT}, ${samples} samples`,
 	"",
 	`\`node benchmark/recall.mjs --corpus ${corpusName} --samples ${samples} --many ${many}\`, ${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores (shared: other work ran beside it). Medians of the time inside a fresh process (Node's start left out), page cache warm, no listing cache file.`,
 	"",
-	"| query | hits: ours / JS | recallSearch | again, same process | JavaScript (JSON.parse every line, newest file first, stop past 20) | ours / JS | `rg -l -F -i` |",
-	"|---|---|---|---|---|---|---|",
+	"| store | query | hits: ours / JS | recallSearch | again, same process | JavaScript (JSON.parse every line, newest file first, stop past 20) | ours / JS | `rg -l -F -i` (its process) |",
+	"|---|---|---|---|---|---|---|---|",
 	...searchRows.map(
 		(r) =>
-			`| ${r.kind} \`${r.word}\`${r.note} | ${r.oursHits} / ${r.jsHits} | ${fmt(r.ours)} | ${fmt(r.again)} | ${fmt(r.js)} (${count(r.jsFiles)} files read) | ${r.ratio.toFixed(2)} | ${r.rg === undefined ? "skipped: rg is not installed" : `${fmt(r.rg)} (${count(r.rgFiles)} files)`} |`,
+			`| ${r.label} | ${r.kind} \`${r.word}\`${r.note} | ${r.oursHits} / ${r.jsHits} | ${fmt(r.ours)} | ${fmt(r.again)} | ${fmt(r.js)} (${count(r.jsFiles)} files read) | ${r.ratio.toFixed(2)} | ${r.rg === undefined ? "skipped: rg is not installed" : `${fmt(r.rg)} (${count(r.rgFiles)} files)`} |`,
 	),
 	"",
 	`recallRead, 50 messages around an entry in the middle of the biggest session (${mb(sizes.get(biggest))}, ${count(messages.length)} messages): ${fmt(median(reads.map((r) => r.ms)))}, again in the same process ${fmt(median(reads.map((r) => r.again)))} (the page: ${reads[0].entries} entries, ${(reads[0].bytes / 1024).toFixed(0)} KB of text).`,

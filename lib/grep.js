@@ -180,13 +180,39 @@ function* deliveredEntries(message, wanted) {
  * Reads `sessions` (`{ path, id, cwd }`, in this order) for `search` and hands each
  * file's matches to `onFile(session, matches)` (an iterable, read as it is walked),
  * one file at a time; the next waits while a promise it returns is pending, and a
- * result of `true` stops the reading. Resolves when done or stopped; rejects with the
- * signal's reason on abort, or with what `onFile` threw. `matches(session, message)`,
- * when given, makes a file's iterable from its delivery instead of the pattern's
- * matches (lib/prompts.js reads entries with deliveredEntries).
+ * result of `true` stops the reading, as does `true` from `enough(done)` (asked as
+ * the files up to `done` are read, matches or not).
+ * Resolves when done or stopped; rejects with the signal's reason on abort, or with
+ * what `onFile` threw. `matches(session, message)`, when given, makes a file's
+ * iterable from its delivery instead of the pattern's matches (lib/prompts.js reads
+ * entries with deliveredEntries). A search of no fields reads headers only (see
+ * scanParentHeaders).
  */
-function scanSessions(sessions, search, { signal, onProgress, tools = false, matches }, onFile) {
-  const { regexp, body, isRegex, caseSensitive, fieldBits, since, until } = search;
+function scanSessions(sessions, search, options, onFile) {
+  const paths = sessions.map((s) => s.path);
+  const start = (onMessage) => native.grepSessionFiles(paths, search.body, search.isRegex, search.caseSensitive, search.fieldBits, onMessage);
+  return runScan(start, (message) => sessions[message.file], sessions.length, search, options, onFile);
+}
+
+/**
+ * scanSessions over the `.jsonl` files of `dirs`, last name first (about newest first,
+ * without a stat: pi names a file for the time its session began), found in Rust;
+ * `sessionOf(folder, name, index)` makes the session of a file with matches, `index` its
+ * place in that order. Resolves to the scan, whose `filesRead(n)` names the first files
+ * read (`{ folders, names }`).
+ */
+function scanFolders(dirs, search, options, sessionOf, onFile) {
+  const start = (onMessage) => native.grepSessionFolders(dirs, search.body, search.isRegex, search.caseSensitive, search.fieldBits, onMessage);
+  return runScan(start, (message) => sessionOf(message.folder, message.name, message.file), undefined, search, options, onFile);
+}
+
+/**
+ * The reading of scanSessions: `start(onMessage)` starts the native scan, `sessionAt(message)`
+ * is the session of a file with candidates, `total` the count of files if known. Resolves
+ * to the native scan.
+ */
+function runScan(start, sessionAt, total, search, { signal, onProgress, enough, tools = false, matches }, onFile) {
+  const { regexp, since, until } = search;
   const matchesOf = matches ?? ((session, message) => fileMatches(session, message, regexp, since, until, tools));
   return new Promise((resolve, reject) => {
     let settled = false;
@@ -197,7 +223,7 @@ function scanSessions(sessions, search, { signal, onProgress, tools = false, mat
       scan?.cancel();
       signal?.removeEventListener('abort', onAbort);
       if (error !== undefined) reject(error);
-      else resolve();
+      else resolve(scan);
     };
     const onAbort = () => settle(signal.reason);
     // Files wait here while an onFile promise is pending; Rust sends a few
@@ -209,15 +235,15 @@ function scanSessions(sessions, search, { signal, onProgress, tools = false, mat
       while (queue.length > 0 && !settled) {
         const message = queue.shift();
         try {
-          if (message.file >= 0 && message.candidates.length > 0) {
-            const session = sessions[message.file];
+          if (message.file >= 0 && (message.candidates.length > 0 || message.header != null)) {
+            const session = sessionAt(message);
             let stop = onFile(session, matchesOf(session, message));
             if (typeof stop?.then === 'function') stop = await stop;
             if (stop === true) settle();
           }
           if (settled) break;
-          onProgress?.(message.done, sessions.length);
-          if (message.file === -1) settle();
+          onProgress?.(message.done, total);
+          if (message.file === -1 || enough?.(message.done) === true) settle();
           else scan.taken();
         } catch (error) {
           settle(error);
@@ -231,14 +257,7 @@ function scanSessions(sessions, search, { signal, onProgress, tools = false, mat
       if (!running) take();
     };
     signal?.addEventListener('abort', onAbort, { once: true });
-    scan = native.grepSessionFiles(
-      sessions.map((s) => s.path),
-      body,
-      isRegex,
-      caseSensitive,
-      fieldBits,
-      onMessage,
-    );
+    scan = start(onMessage);
     if (settled) scan.cancel();
   });
 }
@@ -297,12 +316,38 @@ async function grepSessions(pattern, options = {}) {
  * a listing, for a literal `text` (`re:` included), one file's matches at a time to
  * `onFile(session, matches)` (see scanSessions); tool calls' and tool results' matches
  * carry `toolName`, tool calls' `arguments`. `options` as grepSessions' (its `limit`,
- * `onMatch` and `collect` unused). Internal: lib/recall.js.
+ * `onMatch` and `collect` unused), and `enough` (see scanSessions). Internal: lib/recall.js.
  */
 async function grepListedSessions(sessions, text, options, onFile) {
   const opts = checkOptions(text, options, true);
   opts.signal?.throwIfAborted();
-  await scanSessions(sessions, searchOf(text, opts, true), { ...opts, tools: true }, onFile);
+  await scanSessions(sessions, searchOf(text, opts, true), { ...opts, enough: options.enough, tools: true }, onFile);
 }
 
-module.exports = { grepSessions, grepListedSessions, scanSessions, deliveredEntries, GREP_FIELDS: FIELDS, DEFAULT_GREP_FIELDS: DEFAULT_FIELDS, escapeRegExp };
+/**
+ * grepListedSessions over the `.jsonl` files of `dirs`, last name first (see
+ * scanFolders, whose scan it resolves to). Internal: lib/recall.js.
+ */
+async function grepListedFolders(dirs, text, options, sessionOf, onFile) {
+  const opts = checkOptions(text, options, true);
+  opts.signal?.throwIfAborted();
+  return scanFolders(dirs, searchOf(text, opts, true), { ...opts, enough: options.enough, tools: true }, sessionOf, onFile);
+}
+
+/** A search for headers: no fields, so no block is read. */
+const HEADERS = { body: '', isRegex: false, caseSensitive: false, fieldBits: 0 };
+
+/**
+ * The header lines of `sessions` (`{ path }`) that may name a parent session (those that
+ * hold `parentSession`, or an escape), each to `onHeader(session, line)` in order: Rust
+ * reads each file's header only, on threads of its own. Internal: lib/recall.js.
+ */
+function scanParentHeaders(sessions, { signal }, onHeader) {
+  signal?.throwIfAborted();
+  return scanSessions(sessions, HEADERS, { signal, matches: (_session, message) => message.header }, (session, line) => {
+    onHeader(session, line);
+    return false;
+  });
+}
+
+module.exports = { grepSessions, grepListedSessions, grepListedFolders, scanParentHeaders, scanSessions, deliveredEntries, GREP_FIELDS: FIELDS, DEFAULT_GREP_FIELDS: DEFAULT_FIELDS, escapeRegExp };

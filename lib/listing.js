@@ -558,6 +558,18 @@ function batchSummary(batch, k) {
   };
 }
 
+/**
+ * What the listing makes of one file: `{ info, mtimeMs }`, its SessionInfo without texts
+ * (null where it lists none: not a session, not readable) from its summary in the
+ * listing cache, read as needed, and the file's mtime. Internal: lib/recall.js, which
+ * reads the infos of the files it finds hits in instead of a listing.
+ */
+function fileSessionInfo(file) {
+  const found = native.sessionFileSummary(file);
+  const info = found.summary ? tryInfo(file, found.summary, { mtime: new Date(Math.round(found.mtimeMs)) }, false) : null;
+  return { info, mtimeMs: found.mtimeMs };
+}
+
 /** Stamps listings, so that each knows which held records it answered from. */
 let listingStamp = 0;
 
@@ -857,6 +869,9 @@ function listMaybeMatching({ cwd, sessionDir, signal }, gate) {
 
 module.exports = {
   headerForDiscovery,
+  fileSessionInfo,
+  referenceCandidateOrder,
+  sessionCwdMatches,
   findMostRecentSession,
   findById,
   list,

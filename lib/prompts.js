@@ -18,6 +18,7 @@ const native = require('./native.js');
 const paths = require('./paths.js');
 const listing = require('./listing.js');
 const { scanSessions, deliveredEntries, GREP_FIELDS } = require('./grep.js');
+const { Heap } = require('./heap.js');
 
 const SCOPES = ['project', 'all'];
 const TEXT_FIELD = 1 << GREP_FIELDS.indexOf('text');
@@ -62,49 +63,6 @@ function foldersOf({ cwd, sessionDir, scope }) {
   const custom = sessionDir !== undefined && !paths.pathsEqual(paths.resolvePath(sessionDir), own);
   if (scope === 'all') return { dirs: custom ? [paths.normalizePath(sessionDir)] : everyProjectFolder(), cwd: undefined };
   return custom ? { dirs: [paths.normalizePath(sessionDir)], cwd } : { dirs: [own], cwd: undefined };
-}
-
-/** A binary heap, the least by `before` on top. */
-class Heap {
-  items = [];
-  constructor(before) {
-    this.before = before;
-  }
-  get size() {
-    return this.items.length;
-  }
-  peek() {
-    return this.items[0];
-  }
-  push(item) {
-    const a = this.items;
-    a.push(item);
-    for (let i = a.length - 1; i > 0; ) {
-      const up = (i - 1) >> 1;
-      if (!this.before(a[i], a[up])) break;
-      [a[i], a[up]] = [a[up], a[i]];
-      i = up;
-    }
-  }
-  pop() {
-    const a = this.items;
-    const top = a[0];
-    const last = a.pop();
-    if (a.length > 0) {
-      a[0] = last;
-      for (let i = 0; ; ) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < a.length && this.before(a[l], a[m])) m = l;
-        if (r < a.length && this.before(a[r], a[m])) m = r;
-        if (m === i) break;
-        [a[i], a[m]] = [a[m], a[i]];
-        i = m;
-      }
-    }
-    return top;
-  }
 }
 
 /** Newest first; ties: the file read first, then the later entry. */

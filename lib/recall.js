@@ -2,10 +2,12 @@
 // Recall: what was said in past sessions, for a model (the pi package's session_search
 // and session_read tools) and for a person (`pi-sessions recall` and `read`).
 //
-// recallSearch reads the sessions of a listing with grepSessions' scan (the query a
-// case-insensitive literal, as /grep reads text); recallRead opens one session with this
-// package's SessionManager and renders a page of one branch. Both answer with text kept
-// within pi's tool-output limits (lib/recall-text.js) and with the data behind it.
+// recallSearch reads session files with grepSessions' scan (the query a case-insensitive
+// literal, as /grep reads text), newest first and without a listing, until its limit's hits
+// are certain (see searchHits); without a query it lists sessions. recallRead opens one
+// session with this package's SessionManager and renders a page of one branch. Both answer
+// with text kept within pi's tool-output limits (lib/recall-text.js) and with the data
+// behind it.
 //
 // A fork starts with copies of its parent's entries. A copy is shown once, where it
 // was first written, the rule usage reports count by (src/catalog/usage_origin.rs):
@@ -15,7 +17,9 @@ const path = require('path');
 const paths = require('./paths.js');
 const listing = require('./listing.js');
 const guard = require('./file-guard.js');
-const { grepListedSessions } = require('./grep.js');
+const native = require('./native.js');
+const { grepListedSessions, grepListedFolders, scanParentHeaders } = require('./grep.js');
+const { Heap } = require('./heap.js');
 const { SessionManager, CURRENT_SESSION_VERSION } = require('./session-manager.js');
 const { loadEntriesFromFile } = require('./loader.js');
 const { checkSession } = require('./doctor.js');
@@ -117,6 +121,7 @@ function placeOf(options, caller) {
     sessionFoldersOnly: options.sessionFoldersOnly === true,
     signal: signalOption(options),
     listings: new Map(),
+    scopes: new Map(),
   };
 }
 
@@ -143,6 +148,117 @@ function listScope(place, scope) {
     place.listings.set(scope, listed);
   }
   return listed;
+}
+
+/** pi's project folders as listAll() finds them: folders and links to them, in readdir's order. */
+function everyProjectFolder() {
+  const root = paths.getSessionsDir();
+  try {
+    return fs
+      .readdirSync(root, { withFileTypes: true })
+      .filter((e) => e.isDirectory() || e.isSymbolicLink())
+      .map((e) => path.join(root, e.name));
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * The session files of a scope, as listScope lists them but without reading them: its
+ * folders, the cwd its sessions must have (a custom session folder's "project"), the
+ * SessionInfo of a file (from the listing cache, read as asked for), and the files
+ * themselves: by name, or stat'ed and newest first. Once per call and scope.
+ */
+class ScopeFiles {
+  constructor(place, scope) {
+    const { cwd, sessionDir } = place;
+    this.cwd = undefined;
+    if (scope === 'all') {
+      this.dirs = usesDefaultFolder(place) ? everyProjectFolder() : [paths.normalizePath(sessionDir)];
+    } else if (sessionDir === undefined) {
+      this.dirs = [paths.getDefaultSessionDirPath(cwd)];
+    } else {
+      const dir = paths.normalizePath(sessionDir);
+      this.dirs = [dir];
+      if (!paths.pathsEqual(dir, paths.getDefaultSessionDirPath(cwd))) this.cwd = cwd;
+    }
+    // Sessions last active at once: list() (one folder) orders them by name, listAll() by mtime first.
+    this.byName = scope === 'project' || !usesDefaultFolder(place);
+    // path.join(dir, name) for a name as readdir gives it, as the listing makes its paths.
+    this.prefixes = this.dirs.map((dir) => path.join(dir, 'x').slice(0, -1));
+    this.folders = new Map();
+    this.infos = new Map();
+    this.byMtime = undefined;
+  }
+
+  /** Which of the scope's folders holds `key` (a fileKey), or -1. */
+  folderOf(key) {
+    const dir = path.dirname(key);
+    let folder = this.folders.get(dir);
+    if (folder === undefined) {
+      folder = this.dirs.findIndex((d) => paths.pathsEqual(d, dir));
+      this.folders.set(dir, folder);
+    }
+    return folder;
+  }
+
+  /** `{ info, mtimeMs }` of `file`: the listing's SessionInfo if the scope lists it (else null), and its mtime. */
+  summaryOf(file) {
+    const key = fileKey(file);
+    let known = this.infos.get(key);
+    if (known === undefined) {
+      known = { info: null, mtimeMs: Number.NaN };
+      const folder = key.endsWith('.jsonl') ? this.folderOf(key) : -1;
+      if (folder !== -1) {
+        known = listing.fileSessionInfo(this.prefixes[folder] + path.basename(key));
+        if (known.info !== null && this.cwd !== undefined && !listing.sessionCwdMatches(known.info.cwd, this.cwd)) known.info = null;
+      }
+      this.infos.set(key, known);
+    }
+    return known;
+  }
+
+  /** The listing's SessionInfo of `file` if the scope lists it, else null. */
+  infoOf(file) {
+    return this.summaryOf(file).info;
+  }
+
+  /** The SessionInfo of `key` if summaryOf made it already (nothing read). */
+  knownInfo(key) {
+    return this.infos.get(key)?.info ?? null;
+  }
+
+  /** A file of a grep of the folders (its folder's index, its name): `{ path, name }`. */
+  fileOf(folder, name) {
+    return { path: this.prefixes[folder] + name, name };
+  }
+
+  /**
+   * Every `.jsonl` file of the folders, `{ path, name, mtimeMs }`, stat'ed, in listAll()'s
+   * order of candidates (newest mtime first; ties by name, descending). Once.
+   */
+  newestFirst() {
+    if (this.byMtime === undefined) {
+      const found = native.sessionFileCandidates(this.dirs);
+      const place = listing.referenceCandidateOrder(found.names, found.mtimeMs);
+      this.byMtime = new Array(found.names.length);
+      for (let i = 0; i < found.names.length; i++) {
+        const name = found.names[i];
+        this.byMtime[place[i]] = { path: this.prefixes[found.folders[i]] + name, name, mtimeMs: found.mtimeMs[i] };
+      }
+    }
+    return this.byMtime;
+  }
+}
+
+/** The files of a scope (see ScopeFiles), once per call. */
+function scopeFiles(place, scope) {
+  let files = place.scopes.get(scope);
+  if (files === undefined) {
+    files = new ScopeFiles(place, scope);
+    place.scopes.set(scope, files);
+  }
+  return files;
 }
 
 /** Whether `file` is in one of pi's session folders (a project folder of the agent dir, or `sessionDir`). */
@@ -199,11 +315,11 @@ async function resolveSession(arg, place) {
   throw recallError(`No session found with the id or id prefix '${arg}', in this project or any other`, ERR_NOT_FOUND);
 }
 
-/** What the listing knows of `file`, else what its header says. */
+/** What the listing makes of `file` in this project or in all, else what its header says. */
 async function sessionInfoOf(file, place) {
   for (const scope of SCOPES) {
-    const found = (await listScope(place, scope)).find((s) => paths.pathsEqual(s.path, file));
-    if (found) return found;
+    const info = scopeFiles(place, scope).infoOf(file);
+    if (info) return info;
   }
   const header = readHeader(file) ?? {};
   return { path: file, id: String(header.id ?? ''), cwd: typeof header.cwd === 'string' ? header.cwd : '', parentSessionPath: header.parentSession };
@@ -275,38 +391,57 @@ function damageNote(file) {
 const fileKey = (file) => path.resolve(file);
 
 /**
- * Which session shows an entry copied into forks. `listed` are the sessions of the
- * scope (their `parentSessionPath`s make the forks' tree), `searched` those read.
- * Sessions are opened (read only) as the walk needs them, and closed by close().
+ * Which session shows an entry copied into forks, and how many forks carry it, over the
+ * scope's files (`scope`, a ScopeFiles) without a listing: sessions are opened (read only)
+ * and summarized as the walks need them, and closed by close(). `searched(key)` says which
+ * files the search reads.
  */
 class Lineage {
-  constructor(listed, searched, place) {
+  constructor(place, scope, searched) {
     this.place = place;
-    this.infos = new Map(listed.map((s) => [fileKey(s.path), s]));
-    for (const s of searched) this.infos.set(fileKey(s.path), s);
-    this.searched = new Set(searched.map((s) => fileKey(s.path)));
-    this.listed = new Set(listed.map((s) => fileKey(s.path)));
-    // The forks' tree: each listed fork up to its root, through parents that are not listed
-    // (another project's) too, so that a fork of such a fork is counted.
+    this.scope = scope;
+    this.searched = searched;
+    this.parents = new Map();
     this.children = new Map();
-    const linked = new Set();
-    for (const s of this.infos.values()) {
-      for (let file = fileKey(s.path); !linked.has(file); ) {
-        linked.add(file);
-        const parent = this.parentOf(file);
-        if (parent === undefined) break;
-        if (!this.children.has(parent)) this.children.set(parent, []);
-        this.children.get(parent).push(file);
-        file = parent;
-      }
-    }
+    this.linked = new Set();
     this.managers = new Map();
   }
 
+  /** The parent `file`'s header names (as the listing reads it, for a file it summarized). */
   parentOf(file) {
-    const info = this.infos.get(file);
-    const parent = info ? info.parentSessionPath : readHeader(file)?.parentSession;
-    return typeof parent === 'string' && parent !== '' ? fileKey(paths.resolvePath(parent)) : undefined;
+    if (!this.parents.has(file)) {
+      const info = this.scope.knownInfo(file);
+      this.setParent(file, info ? info.parentSessionPath : readHeader(file)?.parentSession);
+    }
+    return this.parents.get(file) ?? undefined;
+  }
+
+  /** `file`'s parent is the one `named` (a header's `parentSession`), if that is a path. */
+  setParent(file, named) {
+    this.parents.set(file, typeof named === 'string' && named !== '' ? fileKey(paths.resolvePath(named)) : null);
+  }
+
+  /** `file`'s parent as its header line names it (a header pass read it). */
+  setParentFromHeader(file, line) {
+    let header;
+    try {
+      header = JSON.parse(line);
+    } catch {
+      header = null;
+    }
+    this.setParent(file, header?.parentSession);
+  }
+
+  /** Adds `file` to the forks' tree: it and its parents, up to a root, through files of any folder. */
+  link(file) {
+    for (let here = file; !this.linked.has(here); ) {
+      this.linked.add(here);
+      const parent = this.parentOf(here);
+      if (parent === undefined) break;
+      if (!this.children.has(parent)) this.children.set(parent, []);
+      this.children.get(parent).push(here);
+      here = parent;
+    }
   }
 
   /** Whether `file` holds an entry `id`: a file that cannot be read (or may not be) holds none. */
@@ -341,20 +476,30 @@ class Lineage {
       here = parent;
     }
     if (cycle !== -1) {
-      const searchedInCycle = walk.slice(cycle).filter((f) => this.searched.has(f)).sort();
+      const searchedInCycle = walk
+        .slice(cycle)
+        .filter((f) => this.searched(f))
+        .sort();
       if (searchedInCycle.length > 0) return searchedInCycle[0];
     }
-    for (let i = walk.length - 1; i >= 0; i--) if (this.searched.has(walk[i])) return walk[i];
+    for (let i = walk.length - 1; i > 0; i--) if (this.searched(walk[i])) return walk[i];
     return file;
   }
 
-  /** How many listed forks of `file` (and forks of its forks, listed or not) carry entry `id`. */
-  forks(file, id, seen = new Set([file])) {
+  /**
+   * How many forks of `file` the scope lists (and forks of its forks, listed or not) carry
+   * entry `id`, each file last changed no earlier than a second before `since` (the
+   * entry's time: see searchHits), over the files link() added.
+   */
+  forks(file, id, since, seen = new Set([file])) {
     let count = 0;
     for (const child of this.children.get(file) ?? []) {
       if (seen.has(child)) continue;
       seen.add(child);
-      if (this.holds(child, id)) count += (this.listed.has(child) ? 1 : 0) + this.forks(child, id, seen);
+      if (!this.holds(child, id)) continue;
+      const { info, mtimeMs } = this.scope.summaryOf(child);
+      if (info !== null && latestTime(mtimeMs) >= since) count++;
+      count += this.forks(child, id, since, seen);
     }
     return count;
   }
@@ -375,11 +520,13 @@ function argumentPaths(args) {
 }
 
 /**
- * The sessions whose tool calls name `file`: its absolute path, or for a relative
- * one any path ending with it; a call's path is taken relative to its session's cwd
- * (a leading `@`, as some models write paths, dropped).
+ * The files of `files` (`{ path }`; a ScopeFiles: its folders' files, by name) whose
+ * sessions' tool calls name `file`: its absolute path, or for a relative one any path
+ * ending with it; a call's path is taken relative to its session's cwd (a leading `@`, as
+ * some models write paths, dropped). `infoOf(file)` is the session of a file, null for one
+ * that is not searched. In the order read.
  */
-async function sessionsTouching(sessions, file, place) {
+async function filesTouching(files, file, infoOf, place) {
   const wanted = file.replace(/^@/, '');
   const absolute = path.isAbsolute(wanted) ? path.resolve(wanted) : undefined;
   const relative = absolute === undefined ? path.normalize(wanted) : undefined;
@@ -390,61 +537,204 @@ async function sessionsTouching(sessions, file, place) {
     if (absolute !== undefined) return paths.pathsEqual(resolved, absolute);
     return resolved.endsWith(path.sep + relative) || paths.pathsEqual(resolved, path.resolve(place.cwd, relative));
   };
-  const touching = new Set();
-  await grepListedSessions(sessions, needle, { fields: ['toolCall'], signal: place.signal }, (session, matches) => {
-    const cwd = session.cwd || place.cwd;
+  const touching = [];
+  const options = { fields: ['toolCall'], signal: place.signal };
+  const onFile = (session, matches) => {
+    let cwd;
     for (const match of matches) {
       if (RECALL_TOOLS.has(match.toolName)) continue;
+      if (cwd === undefined) {
+        const info = infoOf(session);
+        if (info === null) return false;
+        cwd = info.cwd || place.cwd;
+      }
       if (argumentPaths(match.arguments).some((p) => names(p, cwd))) {
-        touching.add(session.path);
+        touching.push(session);
         break;
       }
     }
-  });
-  return sessions.filter((s) => touching.has(s.path));
+    return false;
+  };
+  if (Array.isArray(files)) await grepListedSessions(files, needle, options, onFile);
+  else await grepListedFolders(files.dirs, needle, options, (folder, name) => files.fileOf(folder, name), onFile);
+  return touching;
 }
 
-/** The hits of `query` in `sessions`, newest first, at most `limit` (one more read to tell `truncated`). */
-async function searchHits(sessions, listed, query, { role, after, before, limit, place }) {
-  const lineage = new Lineage(listed, sessions, place);
-  const hits = [];
-  try {
-    const fields = role === undefined ? SEARCH_FIELDS : ROLE_FIELDS[role];
-    await grepListedSessions(sessions, query, { fields, since: after, until: before, signal: place.signal }, (session, matches) => {
-      // One hit per message and kind (a tool call counts apart, by tool name), from its first matching block.
-      const inFile = new Map();
-      for (const match of matches) {
-        const kind = match.field === 'toolCall' ? 'toolCall' : String(match.role);
-        const toolName = kind === 'toolCall' || kind === 'toolResult' ? (typeof match.toolName === 'string' ? match.toolName : null) : null;
-        if (toolName !== null && RECALL_TOOLS.has(toolName)) continue;
-        if (role !== undefined && kind !== role) continue;
-        const key = typeof match.entryId === 'string' ? `${match.entryId}\0${kind}\0${toolName}` : Symbol('no id');
-        if (!inFile.has(key)) inFile.set(key, { match, kind, toolName });
-      }
-      const file = fileKey(session.path);
-      for (const { match, kind, toolName } of [...inFile.values()].reverse()) {
-        const entryId = typeof match.entryId === 'string' ? match.entryId : null;
-        if (entryId !== null && lineage.shownIn(file, entryId) !== file) continue;
-        hits.push({
-          sessionId: session.id,
-          sessionFile: session.path,
-          cwd: session.cwd,
-          sessionName: session.name ?? null,
-          entryId,
-          role: kind,
-          toolName,
-          timestamp: typeof match.timestamp === 'string' ? match.timestamp : null,
-          snippet: text.snippet(match.text, match.ranges),
-          forks: entryId === null ? 0 : lineage.forks(file, entryId),
-        });
-        if (hits.length > limit) return true;
-      }
-      return false;
-    });
-  } finally {
-    lineage.close();
+/**
+ * A session counts as last active no later than this after its file's last change: its
+ * messages' times are the clock of the process that wrote them, the file's the kernel's
+ * (coarser, and a few ms behind).
+ */
+const CLOCK_SLACK_MS = 1000;
+
+/** The latest time a session in a file of mtime `mtimeMs` counts as last active (see sessionTime). */
+const latestTime = (mtimeMs) => (Number.isNaN(mtimeMs) ? Infinity : Math.round(mtimeMs) + CLOCK_SLACK_MS);
+
+/**
+ * The time a session is ordered by: its last activity (the listing's `modified`), but
+ * never later than latestTime of its file, so that once the files changed down to some
+ * time are read, no file still unread can hold a session ordered before them.
+ */
+function sessionTime(info, mtimeMs) {
+  const modified = info.modified?.getTime?.() ?? Number.NaN;
+  const latest = latestTime(mtimeMs);
+  if (Number.isNaN(modified)) return latest === Infinity ? -Infinity : latest;
+  return Math.min(modified, latest);
+}
+
+const collator = new Intl.Collator();
+
+/** An entry's time in ms, or -Infinity where it has none. */
+function entryTime(timestamp) {
+  const time = typeof timestamp === 'string' ? Date.parse(timestamp) : Number.NaN;
+  return Number.isNaN(time) ? -Infinity : time;
+}
+
+/**
+ * The hits of `query` in `files` (`{ path, name }`, or a ScopeFiles: every file
+ * of its folders), newest session first, at most `limit` (and whether there were more),
+ * each with the count of forks carrying it. Not a listing: each file with hits is
+ * summarized as the listing summarizes it (its session, whether the scope lists it, its
+ * last activity). Files are read by name (about newest first) until more hits are found
+ * than the limit; then the files still unread are stat'ed and read newest first, until
+ * `limit` hits (and one more) are certain: none in a file still unread can come before
+ * them (see sessionTime). So a word in few files costs one read of each file, as grep's,
+ * and no stat. `infoOf(file)` is `{ info, mtimeMs }` of a file the search reads (info
+ * null: none), `newestFirst()` the files searched, stat'ed and newest first,
+ * `unsearched()` the scope's files (stat'ed) the search does not read (their headers
+ * tell forks), `lineage` the Lineage of the search.
+ */
+async function searchHits(files, query, { scope, infoOf, newestFirst, unsearched, lineage, role, after, before, limit, place }) {
+  // As the listing orders sessions: by time, ties as list() (by name) or listAll() (by mtime, then name).
+  const byMtime = scope.byName ? () => 0 : (a, b) => (b.mtimeMs > a.mtimeMs ? 1 : b.mtimeMs < a.mtimeMs ? -1 : 0);
+  const sessionBefore = (a, b) => a.time > b.time || (a.time === b.time && (byMtime(a, b) || collator.compare(b.name, a.name) || a.seq - b.seq) < 0);
+  const pending = new Heap(sessionBefore);
+  const certain = [];
+  let certainHits = 0;
+  let found = 0;
+  let sessions = 0;
+  // The files read with hits: the only ones read that can carry a hit's entry (see forks below).
+  const carriers = [];
+  const fields = role === undefined ? SEARCH_FIELDS : ROLE_FIELDS[role];
+  const onFile = (file, matches) => {
+    // One hit per message and kind (a tool call counts apart, by tool name), from its first matching block.
+    const inFile = new Map();
+    for (const match of matches) {
+      const kind = match.field === 'toolCall' ? 'toolCall' : String(match.role);
+      const toolName = kind === 'toolCall' || kind === 'toolResult' ? (typeof match.toolName === 'string' ? match.toolName : null) : null;
+      if (toolName !== null && RECALL_TOOLS.has(toolName)) continue;
+      if (role !== undefined && kind !== role) continue;
+      const key = typeof match.entryId === 'string' ? `${match.entryId}\0${kind}\0${toolName}` : Symbol('no id');
+      if (!inFile.has(key)) inFile.set(key, { match, kind, toolName });
+    }
+    const summary = inFile.size > 0 ? infoOf(file) : null;
+    if (summary === null || summary.info === null) return false;
+    const { info, mtimeMs } = summary;
+    const key = fileKey(info.path);
+    carriers.push(key);
+    const hits = [];
+    for (const { match, kind, toolName } of [...inFile.values()].reverse()) {
+      const entryId = typeof match.entryId === 'string' ? match.entryId : null;
+      if (entryId !== null && lineage.shownIn(key, entryId) !== key) continue;
+      hits.push({
+        sessionId: info.id,
+        sessionFile: info.path,
+        cwd: info.cwd,
+        sessionName: info.name ?? null,
+        entryId,
+        role: kind,
+        toolName,
+        timestamp: typeof match.timestamp === 'string' ? match.timestamp : null,
+        snippet: text.snippet(match.text, match.ranges),
+        forks: 0,
+      });
+    }
+    if (hits.length === 0) return false;
+    pending.push({ time: sessionTime(info, mtimeMs), mtimeMs, name: path.basename(info.path), seq: sessions++, hits });
+    found += hits.length;
+    return false;
+  };
+  const grep = (list, enough) => grepListedSessions(list, query, { fields, since: after, until: before, signal: place.signal, enough }, onFile);
+
+  // By name, until there are more hits than the limit (or every file is read).
+  let done = -1;
+  const enoughFound = (upTo) => {
+    if (found <= limit) return false;
+    done = upTo;
+    return true;
+  };
+  // Then the files not read yet, newest first (`{ path, name, mtimeMs }`; in a grep of
+  // folders `{ place, mtimeMs }` until named, as most never are).
+  let rest;
+  let named = (list) => list;
+  if (Array.isArray(files)) {
+    await grep(files, enoughFound);
+    if (done !== -1) {
+      const read = new Set(files.slice(0, done).map((f) => f.path));
+      rest = newestFirst().filter((f) => !read.has(f.path));
+    }
+  } else {
+    const options = { fields, since: after, until: before, signal: place.signal, enough: enoughFound };
+    const scan = await grepListedFolders(files.dirs, query, options, (folder, name) => files.fileOf(folder, name), onFile);
+    if (done !== -1) {
+      const mtimes = scan.mtimes();
+      rest = [];
+      for (let i = done; i < mtimes.length; i++) rest.push({ place: i, mtimeMs: mtimes[i] });
+      // Newest first; a file that could not be stat'ed last.
+      rest.sort((a, b) => (Number.isNaN(a.mtimeMs) ? 1 : 0) - (Number.isNaN(b.mtimeMs) ? 1 : 0) || b.mtimeMs - a.mtimeMs || a.place - b.place);
+      named = (list) => {
+        const unnamed = list.filter((f) => f.path === undefined);
+        const { folders, names } = scan.files(Uint32Array.from(unnamed.map((f) => f.place)));
+        unnamed.forEach((f, k) => Object.assign(f, files.fileOf(folders[k], names[k])));
+        return list;
+      };
+    }
   }
-  return { hits: hits.slice(0, limit), truncated: hits.length > limit };
+  let unread = [];
+  if (rest !== undefined) {
+    // Each session is certain once no unread file can come before it.
+    const unstated = rest.some((f) => Number.isNaN(f.mtimeMs));
+    done = rest.length;
+    const settle = (upTo) => {
+      const bound = upTo >= rest.length ? -Infinity : unstated ? Infinity : latestTime(rest[upTo].mtimeMs);
+      while (pending.size > 0 && pending.peek().time > bound) {
+        const session = pending.pop();
+        certain.push(session);
+        certainHits += session.hits.length;
+      }
+      if (certainHits <= limit) return false;
+      done = upTo;
+      return true;
+    };
+    if (!settle(0)) await grep(named(rest), settle);
+    unread = rest.slice(done);
+  }
+  const stopped = certainHits > limit;
+  while (!stopped && pending.size > 0) certain.push(pending.pop());
+  const all = certain.flatMap((session) => session.hits);
+  const hits = all.slice(0, limit);
+
+  // Forks: a fork carrying an entry holds a copy of its line, which a search reads as it
+  // reads the entry's; so among the files the search read, only those with hits can carry
+  // one. Of the rest of the scope (unread, or not searched), the files changed since a
+  // second before the earliest hit's entry was written are looked at by their headers:
+  // a fork is written after what it copies (see Lineage.forks).
+  const counted = hits.filter((h) => h.entryId !== null);
+  if (counted.length > 0) {
+    for (const key of carriers) lineage.link(key);
+    const since = Math.min(...counted.map((h) => entryTime(h.timestamp)));
+    const recent = (f) => latestTime(f.mtimeMs) >= since;
+    const rest = [...unsearched().filter(recent), ...named(unread.filter(recent))];
+    if (rest.length > 0) {
+      await scanParentHeaders(rest, { signal: place.signal }, (file, line) => {
+        const key = fileKey(file.path);
+        lineage.setParentFromHeader(key, line);
+        lineage.link(key);
+      });
+    }
+    for (const hit of counted) hit.forks = lineage.forks(fileKey(hit.sessionFile), hit.entryId, entryTime(hit.timestamp));
+  }
+  return { hits, truncated: all.length > limit };
 }
 
 function fileSize(file) {
@@ -527,6 +817,73 @@ function searchText(result, { query, where, limit }) {
   return budget.text(notes);
 }
 
+/** The sessions of a scope without a query (a listing), as `{ result, where }`. */
+async function sessionsFound(place, { scope, session, file, after, before, limit }) {
+  let sessions = await listScope(place, scope);
+  let where = scope === 'project' ? 'in this project' : 'in every project';
+  if (session !== undefined) {
+    const sessionFile = await resolveSession(session, place);
+    readableSessionFile(sessionFile, place);
+    const info = await sessionInfoOf(sessionFile, place);
+    sessions = [info];
+    where = `in session ${info.id || sessionFile}`;
+  }
+  if (file !== undefined) {
+    sessions = await filesTouching(sessions, file, (s) => s, place);
+    where += ` whose tools read or wrote ${file}`;
+  }
+  place.signal?.throwIfAborted();
+  const found = listedSessions(sessionsBetween(sessions, after, before), limit);
+  return { result: { hits: [], sessions: found.sessions, truncated: found.truncated }, where };
+}
+
+/** The hits of `query` (see searchHits), as `{ result, where }`. */
+async function hitsFound(place, query, { scope, role, session, file, after, before, limit }) {
+  const files = scopeFiles(place, scope);
+  let where = scope === 'project' ? 'in this project' : 'in every project';
+  let searched;
+  let infoOf = (f) => files.summaryOf(f.path);
+  let isSearched = (key) => files.infoOf(key) !== null;
+  let newestFirst = () => files.newestFirst();
+  let unsearched = () => [];
+  let only;
+  if (session !== undefined) {
+    const sessionFile = await resolveSession(session, place);
+    readableSessionFile(sessionFile, place);
+    const info = await sessionInfoOf(sessionFile, place);
+    only = { key: fileKey(info.path), info };
+    searched = [{ path: info.path, name: path.basename(info.path) }];
+    infoOf = () => ({ info, mtimeMs: Number.NaN });
+    isSearched = (key) => key === only.key;
+    newestFirst = () => [];
+    unsearched = () => files.newestFirst().filter((f) => fileKey(f.path) !== only.key);
+    where = `in session ${info.id || sessionFile}`;
+  } else {
+    searched = files;
+  }
+  if (file !== undefined) {
+    const touching = await filesTouching(searched, file, (f) => infoOf(f).info, place);
+    const touched = new Set(touching.map((f) => f.path));
+    const keys = new Set(touching.map((f) => fileKey(f.path)));
+    const inSearch = isSearched;
+    searched = touching;
+    isSearched = (key) => keys.has(key) && inSearch(key);
+    newestFirst = () => files.newestFirst().filter((f) => touched.has(f.path));
+    unsearched = () => files.newestFirst().filter((f) => !keys.has(fileKey(f.path)));
+    where += ` whose tools read or wrote ${file}`;
+  }
+  if (role !== undefined) where += ` (${role} messages)`;
+  place.signal?.throwIfAborted();
+  const lineage = new Lineage(place, files, isSearched);
+  if (only !== undefined) lineage.setParent(only.key, only.info.parentSessionPath);
+  try {
+    const result = await searchHits(searched, query, { scope: files, infoOf, newestFirst, unsearched, lineage, role, after, before, limit, place });
+    return { result, where };
+  } finally {
+    lineage.close();
+  }
+}
+
 /**
  * Finds messages across sessions (with `query`), or lists sessions (without). See
  * index.d.ts `recallSearch` and docs/recall.md.
@@ -543,29 +900,10 @@ async function recallSearch(options = {}) {
   const limit = countOption(options, 'limit', SEARCH_LIMIT);
   place.signal?.throwIfAborted();
 
-  const listed = await listScope(place, scope);
-  let sessions = listed;
-  let where = scope === 'project' ? 'in this project' : 'in every project';
-  if (session !== undefined) {
-    const sessionFile = await resolveSession(session, place);
-    readableSessionFile(sessionFile, place);
-    const info = await sessionInfoOf(sessionFile, place);
-    sessions = [info];
-    where = `in session ${info.id || sessionFile}`;
-  }
-  if (file !== undefined) {
-    sessions = await sessionsTouching(sessions, file, place);
-    where += ` whose tools read or wrote ${file}`;
-  }
-  if (role !== undefined && query !== undefined) where += ` (${role} messages)`;
-  place.signal?.throwIfAborted();
-
-  if (query === undefined) {
-    const found = listedSessions(sessionsBetween(sessions, after, before), limit);
-    const result = { hits: [], sessions: found.sessions, truncated: found.truncated };
-    return { ...result, text: searchText(result, { where, limit }) };
-  }
-  const result = await searchHits(sessions, listed, query, { role, after, before, limit, place });
+  const { result, where } =
+    query === undefined
+      ? await sessionsFound(place, { scope, session, file, after, before, limit })
+      : await hitsFound(place, query, { scope, role, session, file, after, before, limit });
   return { ...result, text: searchText(result, { query, where, limit }) };
 }
 

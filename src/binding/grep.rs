@@ -2,14 +2,15 @@
 //! blocks, read on threads of their own, handed to JavaScript in the order
 //! of the paths.
 
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 
 use crate::catalog::grep::{FieldSet, FileCandidates, FileGrep};
-use crate::catalog::grep_scan::{grep_files, prefilter, GrepGate, Window};
+use crate::catalog::grep_scan::{grep_files, grep_folders, prefilter, GrepGate, Window};
 
 /// One file's candidates (or only progress, or the end).
 #[napi(object)]
@@ -31,6 +32,13 @@ pub struct JsGrepFile {
     /// (in `json` when the next is 1: ASCII; else in `texts`), 1 or 0,
     /// arguments start, end (in `json`).
     pub candidates: Uint32Array,
+    /// In a pass for headers (`fields` 0): the file's header line, when it
+    /// may name a parent session.
+    pub header: Option<String>,
+    /// In a grep of folders, for a file with candidates: its folder's index
+    /// in the folders, and its name.
+    pub folder: Option<u32>,
+    pub name: Option<String>,
 }
 
 impl JsGrepFile {
@@ -70,6 +78,9 @@ impl JsGrepFile {
         JsGrepFile {
             file,
             done: done as u32,
+            header: found.header.as_deref().map(super::lossy),
+            folder: None,
+            name: None,
             json: found.json.into(),
             texts: found.texts.into(),
             entries: entries.into(),
@@ -84,10 +95,38 @@ type GrepCallback = ThreadsafeFunction<JsGrepFile, (), JsGrepFile, Status, false
 #[napi]
 pub struct GrepScan {
     window: Arc<Window>,
+    /// In a grep of folders, the folders, and their files in the order read
+    /// once listed.
+    dirs: Vec<PathBuf>,
+    files: Arc<OnceLock<Vec<(u32, String)>>>,
 }
 
 #[napi]
 impl GrepScan {
+    /// In a grep of folders, the files at `places` in the order read (none
+    /// before the grep has listed them).
+    #[napi(catch_unwind)]
+    pub fn files(&self, places: Uint32Array) -> JsFolderFiles {
+        let files = self.files.get().map_or(&[][..], |f| &f[..]);
+        let at: Vec<&(u32, String)> = places
+            .iter()
+            .filter_map(|&p| files.get(p as usize))
+            .collect();
+        JsFolderFiles {
+            folders: at.iter().map(|f| f.0).collect::<Vec<u32>>().into(),
+            names: at.iter().map(|f| f.1.clone()).collect(),
+        }
+    }
+
+    /// In a grep of folders, `stats.mtimeMs` of every file, in the order
+    /// read (NaN where the stat fails): stat'ed now, only when a search
+    /// needs to know which are newest.
+    #[napi(catch_unwind)]
+    pub fn mtimes(&self) -> Float64Array {
+        let files = self.files.get().map_or(&[][..], |f| &f[..]);
+        crate::catalog::discovery::mtimes_of(&self.dirs, files).into()
+    }
+
     #[napi(catch_unwind)]
     pub fn cancel(&self) {
         self.window.cancel();
@@ -99,6 +138,14 @@ impl GrepScan {
     pub fn taken(&self) {
         self.window.taken();
     }
+}
+
+/// Files of a grep of folders: each one's folder (its index in the folders)
+/// and name.
+#[napi(object)]
+pub struct JsFolderFiles {
+    pub folders: Uint32Array,
+    pub names: Vec<String>,
 }
 
 /// What a grep looks for, given to a listing so that it reads only the files
@@ -122,7 +169,8 @@ pub fn grep_gate(gate: &JsGrepGate) -> GrepGate {
 /// Starts reading `paths` for blocks of `fields` (bits of `grep::Field`) that
 /// may hold `pattern` (literal, or a regex body when `regex`); reports files
 /// with candidates in the order of `paths`, progress now and then, and the
-/// end (file -1). Unreadable files have no candidates.
+/// end (file -1). Unreadable files have no candidates. With `fields` 0, reads
+/// each file's header only and reports those that may name a parent session.
 #[napi(catch_unwind)]
 pub fn grep_session_files(
     paths: Vec<String>,
@@ -148,5 +196,60 @@ pub fn grep_session_files(
             );
         });
     });
-    GrepScan { window }
+    GrepScan {
+        window,
+        dirs: Vec::new(),
+        files: Arc::default(),
+    }
+}
+
+/// `grepSessionFiles` over the `.jsonl` files of `dirs`, last name first
+/// (about newest first, without a stat); each file with candidates comes
+/// with its folder and name, `files(places)` names others, `mtimes()`
+/// stats them all. One call instead of the names crossing to JavaScript and
+/// back as paths.
+#[napi(catch_unwind)]
+pub fn grep_session_folders(
+    dirs: Vec<String>,
+    pattern: String,
+    regex: bool,
+    case_sensitive: bool,
+    fields: u32,
+    on_file: GrepCallback,
+) -> GrepScan {
+    let window = Arc::new(Window::default());
+    let files: Arc<OnceLock<Vec<(u32, String)>>> = Arc::default();
+    let dirs: Vec<PathBuf> = dirs.into_iter().map(Into::into).collect();
+    let (room, listed, folders) = (window.clone(), files.clone(), dirs.clone());
+    std::thread::spawn(move || {
+        let dirs = folders;
+        let filter = prefilter(&pattern, regex, case_sensitive);
+        let grep = FileGrep {
+            filter: &filter,
+            fields: FieldSet(fields),
+        };
+        grep_folders(
+            &dirs,
+            &grep,
+            &room,
+            &|files| {
+                let _ = listed.set(files);
+            },
+            &|file, done, found| {
+                let mut message = JsGrepFile::of(file.map_or(-1, |i| i as i32), done, found);
+                if !message.candidates.is_empty() || message.header.is_some() {
+                    if let Some((folder, name)) = file.and_then(|i| listed.get()?.get(i)) {
+                        message.folder = Some(*folder);
+                        message.name = Some(name.clone());
+                    }
+                }
+                on_file.call(message, ThreadsafeFunctionCallMode::NonBlocking);
+            },
+        );
+    });
+    GrepScan {
+        window,
+        dirs,
+        files,
+    }
 }

@@ -539,6 +539,32 @@ pub fn recent_session_files(dir: String) -> Option<Vec<String>> {
         .map(|paths| paths.iter().map(|p| file_name(p)).collect())
 }
 
+/// What the listing makes of one file: its summary without texts (`null`
+/// where the listing has none: not a session, or not readable) and its mtime.
+#[napi(object, object_from_js = false)]
+pub struct JsFileSummary {
+    pub summary: Option<JsSessionSummary>,
+    /// `stats.mtimeMs`, NaN where the file could not be stat'ed.
+    pub mtime_ms: f64,
+}
+
+/// The listing's summary of one session file, from (and into) the process's
+/// listing cache: for `recallSearch`, which reads the summaries of the files
+/// it finds hits in instead of listing every file.
+#[napi(catch_unwind)]
+pub fn session_file_summary(path: String) -> JsFileSummary {
+    match LISTINGS.summary_of(std::path::Path::new(&path)) {
+        Ok(result) => JsFileSummary {
+            summary: result.summary.map(summary_js),
+            mtime_ms: result.mtime_ms,
+        },
+        Err(_) => JsFileSummary {
+            summary: None,
+            mtime_ms: f64::NAN,
+        },
+    }
+}
+
 /// The `.jsonl` files of `dirs`, newest mtime first, with their mtimes: the
 /// order in which `listPrompts` reads them, found and stat'ed as `listAll()`'s
 /// scan finds them (`discovery::folder_candidates`), without reading them.

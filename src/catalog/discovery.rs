@@ -341,6 +341,39 @@ pub fn watched_session_names(
     Ok((names, view))
 }
 
+/// The `.jsonl` names of `dirs` (a folder that cannot be read has none) as
+/// (folder, name), last name first, ties in the order of `dirs`: pi names a
+/// session file for the time its session began, so this is about newest
+/// first, without a stat.
+pub fn names_newest_first(dirs: &[PathBuf]) -> Vec<(u32, String)> {
+    // Not through the folders' watches: setting one up costs more than the readdir.
+    let listed = parallel_map(dirs, threads(), |dir| session_names_lossy(dir).ok());
+    let mut files: Vec<(u32, String)> = listed
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, names)| {
+            names
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |n| (i as u32, n))
+        })
+        .collect();
+    files.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    files
+}
+
+/// `stats.mtimeMs` of each of `files` ((folder, name) of `dirs`), stat'ed by
+/// name relative to its folder held open, on threads of our own; NaN where
+/// the stat fails.
+pub fn mtimes_of(dirs: &[PathBuf], files: &[(u32, String)]) -> Vec<f64> {
+    let folders = HeldFolders::open(dirs, &vec![true; dirs.len()]);
+    parallel_map(files, threads(), |(folder, name)| {
+        folders
+            .stat(*folder, name)
+            .map_or(f64::NAN, |st| st.mtime_ms())
+    })
+}
+
 /// A `.jsonl` file found by `listAll()`'s discovery.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Candidate {
@@ -545,6 +578,52 @@ mod tests {
             assert_eq!(whole, found, "{name}: {:?}", String::from_utf8_lossy(data));
         }
         fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn names_newest_first_and_their_mtimes() {
+        let root = std::env::temp_dir().join(format!("pisn-disc-{}", uuid::Uuid::new_v4()));
+        let dirs: Vec<PathBuf> = ["p1", "p2", "missing"]
+            .iter()
+            .map(|d| root.join(d))
+            .collect();
+        fs::create_dir_all(&dirs[0]).unwrap();
+        fs::create_dir_all(&dirs[1]).unwrap();
+        for (dir, name, secs) in [
+            (0, "2025-01-02_a.jsonl", 300),
+            (1, "2025-01-03_b.jsonl", 100),
+            (0, "2025-01-01_c.jsonl", 200),
+            (1, "2025-01-02_a.jsonl", 400),
+        ] {
+            let path = dirs[dir].join(name);
+            fs::write(&path, "{}\n").unwrap();
+            let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+            fs::File::options()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
+        }
+        fs::write(dirs[0].join("notes.txt"), "x").unwrap();
+        let files = names_newest_first(&dirs);
+        let named = |f: &[(u32, String)]| -> Vec<(u32, String)> { f.to_vec() };
+        assert_eq!(
+            named(&files),
+            [
+                (1, "2025-01-03_b.jsonl".to_string()),
+                (0, "2025-01-02_a.jsonl".to_string()),
+                (1, "2025-01-02_a.jsonl".to_string()),
+                (0, "2025-01-01_c.jsonl".to_string()),
+            ],
+            "last name first, a tie in the folders' order, the missing folder and notes.txt left out"
+        );
+        let mut asked = files.clone();
+        asked.push((0, "gone.jsonl".to_string()));
+        let mtimes = mtimes_of(&dirs, &asked);
+        assert_eq!(&mtimes[..4], [100_000.0, 300_000.0, 400_000.0, 200_000.0]);
+        assert!(mtimes[4].is_nan(), "a file that cannot be stat'ed");
+        fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]

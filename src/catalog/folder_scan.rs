@@ -12,8 +12,9 @@ use std::sync::{Arc, Mutex};
 use crate::catalog::discovery::{self, Candidate, HeldFolders};
 use crate::catalog::listing::SessionSummary;
 use crate::catalog::scanner::Gate;
-use crate::catalog::summaries::{self, Known, SummaryCache};
+use crate::catalog::summaries::{self, FileResult, Known, SummaryCache};
 use crate::catalog::watch::{FolderMemo, View};
+use crate::session::store::IoFailure;
 
 /// What a listing scans.
 pub enum Source {
@@ -143,6 +144,13 @@ impl Listings {
     /// The cache of summaries (search reads its texts).
     pub fn cache(&self) -> &SummaryCache {
         &self.cache
+    }
+
+    /// One file's summary without its texts (`summaries::summarize_file`),
+    /// the persistent cache read first as a scan reads it.
+    pub fn summary_of(&self, path: &Path) -> Result<FileResult, IoFailure> {
+        let _ = self.cache_dir_loaded();
+        summaries::summarize_file(&self.cache, path)
     }
 
     /// Sets (or with `None`, clears) the folder of the persistent cache; its

@@ -20,7 +20,8 @@
 use std::borrow::Cow;
 use std::io::Read;
 
-use crate::format::json::{self, Cursor, SyntaxError};
+use crate::format::json::{self, Cursor, JsValue, SyntaxError};
+use crate::format::json_text;
 
 /// What is searched; the codes are those of `lib/grep.js`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,6 +70,11 @@ struct RunFinder {
     /// Index in `run` of the byte looked for.
     rare: usize,
     exact: memchr::memmem::Finder<'static>,
+    /// When `fold`: the run's longest part without letters (`2589` of
+    /// `ts2589`), if it has two bytes or more, and where it starts: looked for
+    /// as it is (SIMD, two bytes at once), where both cases of one byte are
+    /// often everywhere (digits of timestamps and ids).
+    caseless: Option<(usize, memchr::memmem::Finder<'static>)>,
 }
 
 /// How common a byte is in session files (higher: more common), for picking
@@ -91,11 +97,27 @@ impl RunFinder {
             .min_by_key(|&i| commonness(run[i]))
             .unwrap_or(0);
         let exact = memchr::memmem::Finder::new(&run).into_owned();
+        let caseless = fold
+            .then(|| {
+                let mut best = (0, 0);
+                let mut start = 0;
+                for (i, b) in run.iter().enumerate() {
+                    if b.is_ascii_alphabetic() {
+                        start = i + 1;
+                    } else if i + 1 - start > best.1 - best.0 {
+                        best = (start, i + 1);
+                    }
+                }
+                let (a, b) = best;
+                (b - a >= 2).then(|| (a, memchr::memmem::Finder::new(&run[a..b]).into_owned()))
+            })
+            .flatten();
         RunFinder {
             run,
             fold,
             rare,
             exact,
+            caseless,
         }
     }
 
@@ -108,6 +130,16 @@ impl RunFinder {
             return self.exact.find(&hay[from..]).map(|i| from + i);
         }
         let n = self.run.len();
+        let fits = |start: usize| {
+            start + n <= hay.len() && hay[start..start + n].eq_ignore_ascii_case(&self.run)
+        };
+        if let Some((at, part)) = &self.caseless {
+            let skip = from + at;
+            return part
+                .find_iter(hay.get(skip..)?)
+                .map(|i| skip + i - at)
+                .find(|&start| fits(start));
+        }
         let b = self.run[self.rare];
         let (lo, up) = (b.to_ascii_lowercase(), b.to_ascii_uppercase());
         let skip = from + self.rare;
@@ -116,9 +148,7 @@ impl RunFinder {
         }
         memchr::memchr2_iter(lo, up, &hay[skip..])
             .map(|i| skip + i - self.rare)
-            .find(|&start| {
-                start + n <= hay.len() && hay[start..start + n].eq_ignore_ascii_case(&self.run)
-            })
+            .find(|&start| fits(start))
     }
 
     fn is_in(&self, hay: &[u8]) -> bool {
@@ -220,6 +250,32 @@ impl Prefilter {
     fn admits_line(&self, line: &[u8]) -> bool {
         self.finders.is_empty() || self.holds_all(line) || run_byte_escape(line, 0).is_some()
     }
+
+    /// Whether the tool calls of a line `admits_line` turns away may still
+    /// match, their text being made (`name + " " + JSON.stringify(arguments)`),
+    /// not written. They may not when a run the line lacks is one such a text
+    /// can hold only where the line holds it too: a run without JSON's
+    /// punctuation or the space (which the text adds or leaves out between
+    /// values), not all of it number characters (a number is written anew:
+    /// `1e2` as `100`), in a line without `\u` escapes (the only ones the text
+    /// writes otherwise: `\t` for `\u0009`). Most tool calls hold no word
+    /// searched, and walking each of their lines costs more than the rest.
+    fn tool_calls_may_match(&self, line: &[u8]) -> bool {
+        memchr::memmem::find(line, b"\\u").is_some()
+            || !self
+                .finders
+                .iter()
+                .any(|f| as_written(&f.run) && !f.is_in(line))
+    }
+}
+
+/// Whether a tool call's text (`name + " " + JSON.stringify(arguments)`) can
+/// hold `run` only where its line holds it too, in a line without `\u`
+/// escapes (see `Prefilter::tool_calls_may_match`): no JSON punctuation or
+/// space, and not only number characters.
+fn as_written(run: &[u8]) -> bool {
+    !run.iter().any(|b| b" {}[]:,".contains(b))
+        && run.iter().any(|b| !b"0123456789.eE+-".contains(b))
 }
 
 /// See `Prefilter::regex`.
@@ -431,6 +487,9 @@ pub struct FileCandidates {
     pub texts: Vec<u16>,
     pub entries: Vec<EntrySpans>,
     pub candidates: Vec<Candidate>,
+    /// In a pass for headers (no fields), the file's header line when it may
+    /// name a parent session (see `grep_scan::parent_header`).
+    pub header: Option<Vec<u8>>,
 }
 
 impl FileCandidates {
@@ -666,8 +725,12 @@ impl FileGrep<'_> {
             if line.len() < 2 {
                 continue;
             }
-            let tool_call_line = tool_calls && memchr::memmem::find(line, b"toolCall").is_some();
-            if !tool_call_line && !self.filter.admits_line(line) {
+            let tool_calls_may_match = || {
+                tool_calls
+                    && memchr::memmem::find(line, b"toolCall").is_some()
+                    && self.filter.tool_calls_may_match(line)
+            };
+            if !self.filter.admits_line(line) && !tool_calls_may_match() {
                 continue;
             }
             // Valid UTF-8 (nearly every line) is checked much faster than it is repaired.
@@ -743,14 +806,40 @@ impl FileGrep<'_> {
             }
         };
         lines_holding(&|from| first.find_from(bytes, from));
-        lines_holding(&|from| run_byte_escape(bytes, from));
-        if self.fields.has(Field::ToolCall) {
-            let calls = memchr::memmem::Finder::new(b"toolCall");
-            lines_holding(&|from| calls.find(bytes.get(from..)?).map(|i| from + i));
+        if self.fields.has(Field::ToolCall) && as_written(&first.run) {
+            // A tool call that may match holds the run as its line does, or
+            // the line has a `\u` escape (see `tool_calls_may_match`): one
+            // look for `\u` finds those and the escapes of run bytes alike.
+            let escapes = memchr::memmem::Finder::new(b"\\u");
+            lines_holding(&|from| escapes.find(bytes.get(from..)?).map(|i| from + i));
+        } else {
+            lines_holding(&|from| run_byte_escape(bytes, from));
+            if self.fields.has(Field::ToolCall) {
+                let calls = memchr::memmem::Finder::new(b"toolCall");
+                lines_holding(&|from| calls.find(bytes.get(from..)?).map(|i| from + i));
+            }
         }
         lines.sort_unstable();
         lines.dedup();
         lines
+    }
+
+    /// Whether a tool call may match: its text made here as JavaScript makes it
+    /// (`name + " " + JSON.stringify(arguments ?? {})`), so that the many calls
+    /// that cannot match are not handed over to be parsed and written again.
+    fn admits_tool_call(&self, s: &[u8], name: Value, arguments: Value) -> bool {
+        if self.filter.is_empty() {
+            return true;
+        }
+        let mut text = name.text(s).unwrap_or_default().into_owned();
+        text.push(b' ');
+        match arguments.is_set().then(|| json::parse(arguments.raw(s))) {
+            None | Some(Ok(JsValue::Null)) => text.extend_from_slice(b"{}"),
+            Some(Ok(value)) => json_text::write_value(&mut text, &value),
+            // What JavaScript cannot parse is its to report, as before.
+            Some(Err(_)) => return true,
+        }
+        self.filter.holds_all(&text)
     }
 
     fn scan_line(&self, offset: u64, s: &[u8], out: &mut FileCandidates) {
@@ -847,7 +936,9 @@ impl FileGrep<'_> {
                                     admit(Field::Thinking, k, thinking, &mut found)
                                 }
                                 b"toolCall"
-                                    if fields.has(Field::ToolCall) && name.string.is_some() =>
+                                    if fields.has(Field::ToolCall)
+                                        && name.string.is_some()
+                                        && self.admits_tool_call(s, name, arguments) =>
                                 {
                                     found.push((Field::ToolCall, k, name, arguments))
                                 }
@@ -946,13 +1037,14 @@ mod tests {
                 .wrapping_add(1442695040888963407);
             (seed >> 33) % n
         };
-        let alphabet = b"aAbBzZ \"-_\xc3\x9f";
+        // Runs of letters, of other bytes (found by their caseless part), and of both.
+        let alphabet = b"aAbBzZ 1-_\"\xc3\x9f";
         for _ in 0..3000 {
             let hay: Vec<u8> = (0..next(40))
                 .map(|_| alphabet[next(alphabet.len() as u64) as usize])
                 .collect();
-            let run: Vec<u8> = (0..1 + next(4))
-                .map(|_| alphabet[next(7) as usize])
+            let run: Vec<u8> = (0..1 + next(5))
+                .map(|_| alphabet[next(10) as usize])
                 .collect();
             for fold in [false, true] {
                 let run = if fold {
@@ -965,6 +1057,13 @@ mod tests {
                     finder.find_from(&hay, 0),
                     naive(&hay, &run, fold),
                     "{hay:?} {run:?} {fold}"
+                );
+                let from = next(hay.len() as u64 + 2) as usize;
+                let after = hay.get(from..).and_then(|rest| naive(rest, &run, fold));
+                assert_eq!(
+                    finder.find_from(&hay, from),
+                    after.map(|i| from + i),
+                    "{hay:?} {run:?} {fold} from {from}"
                 );
             }
         }
@@ -1069,7 +1168,7 @@ mod tests {
             "\n",
             r#"{"type":"message","id":"a","message":{"role":"user","content":"find ME"}}"#,
             "\n",
-            r#"{"type":"message","id":"b","message":{"role":"assistant","content":[{"type":"thinking","thinking":"me"},{"type":"text","text":"me too"},{"type":"toolCall","name":"bash","arguments":{"c":"x"}}]}}"#,
+            r#"{"type":"message","id":"b","message":{"role":"assistant","content":[{"type":"thinking","thinking":"me"},{"type":"text","text":"me too"},{"type":"toolCall","name":"bash","arguments":{"c":"mE"}}]}}"#,
             "\n",
             r#"{"type":"compaction","summary":"summary me","id":"c"}"#,
             "\n",
@@ -1101,6 +1200,65 @@ mod tests {
         assert_eq!(only_text.len(), 2);
         let case_sensitive = Prefilter::literal("ME", false);
         assert_eq!(texts(&case_sensitive, FieldSet(1), file).len(), 1);
+    }
+
+    #[test]
+    fn a_tool_call_is_a_candidate_when_its_javascript_text_may_match() {
+        // name + " " + JSON.stringify(arguments ?? {}): numbers and escapes as JavaScript
+        // writes them, no whitespace, a missing or null `arguments` as {}.
+        let call = |id: &str, arguments: &str| {
+            format!(
+                r#"{{"type":"message","id":"{id}","message":{{"role":"assistant","content":[{{"type":"toolCall","name":"run","arguments":{arguments}}}]}}}}"#
+            ) + "\n"
+        };
+        let file = [
+            call("a", r#"{"n": 1e2 }"#),
+            call("b", r#"{"n":2}"#),
+            call("c", r#"{"p":"\u0041BC"}"#),
+            call("d", "null"),
+            call("e", r#"{"n":"not json""#),
+            call("f", r#"{"c":"\u0009S3220"}"#),
+        ]
+        .concat();
+        let ids = |pattern: &str| -> Vec<String> {
+            let filter = Prefilter::literal(pattern, true);
+            let out = FileGrep {
+                filter: &filter,
+                fields: ALL,
+            }
+            .scan(file.as_bytes(), &|| false);
+            out.candidates
+                .iter()
+                .map(|c| {
+                    let (a, b) = out.entries[c.entry as usize].id;
+                    String::from_utf8_lossy(&out.json[a as usize + 1..b as usize - 1]).into_owned()
+                })
+                .collect()
+        };
+        assert_eq!(
+            ids(":100}"),
+            ["a"],
+            "1e2 is written 100, its space left out"
+        );
+        assert_eq!(
+            ids("run {\"p\":\"abc"),
+            ["c"],
+            "the escape decoded, case folded"
+        );
+        assert_eq!(ids("run {}"), ["d"], "null arguments are {{}}");
+        assert_eq!(ids("zebra"), Vec::<String>::new(), "no call holds it");
+        assert_eq!(
+            ids("TS3220"),
+            ["f"],
+            "a tab written \\t: the text's, not the line's"
+        );
+        assert_eq!(ids("S3220"), ["f"]);
+        assert_eq!(ids("100"), ["a"], "digits alone: a number written anew");
+        assert_eq!(
+            ids("run"),
+            ["a", "b", "c", "d", "f"],
+            "every call holds its name (a line JSON.parse rejects has none)"
+        );
     }
 
     #[test]

@@ -4,12 +4,13 @@
 //! listing's gate, which reads a file for the signs of a grep.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::catalog::grep::{FieldSet, FileCandidates, FileGrep, Prefilter};
+use crate::session::HeaderScan;
 
 /// Deliveries made and not yet taken by the caller, at most: matching in
 /// JavaScript (and a caller's `onMatch`, which may make it wait) is slower
@@ -99,7 +100,7 @@ impl InOrder {
             };
             self.next += 1;
             let due = self.last_sent.elapsed() >= self.progress_wait;
-            if !found.candidates.is_empty() || due {
+            if !found.candidates.is_empty() || found.header.is_some() || due {
                 if window.wait_for_room(self.sent) {
                     deliver(Some(next), next + 1, found);
                 }
@@ -119,10 +120,28 @@ pub fn prefilter(pattern: &str, regex: bool, case_sensitive: bool) -> Prefilter 
     }
 }
 
+/// A file's header line (as `readSessionHeader` finds it) when it may name a
+/// parent session: it holds `parentSession`, or an escape that may spell it.
+/// Most files are no forks, and their headers need not cross to JavaScript.
+fn parent_header(path: &Path) -> Option<Vec<u8>> {
+    match crate::session::read_header(path) {
+        Ok(HeaderScan::Found(line))
+            if memchr::memmem::find(&line, b"parentSession").is_some()
+                || memchr::memmem::find(&line, b"\\u").is_some() =>
+        {
+            Some(line)
+        }
+        _ => None,
+    }
+}
+
 /// Reads `paths` for `grep`'s candidates on threads of their own; delivers
 /// files with candidates in the order of `paths`, others now and then as
 /// progress, and the end, each once `window` has room. Unreadable files
 /// have no candidates. Stops at the next file once `window` is cancelled.
+/// A grep of no fields reads each file's header only, and delivers the files
+/// whose header may name a parent (`FileCandidates::header`): where forks
+/// are, without reading the files whole.
 pub fn grep_files<P: AsRef<Path> + Sync>(
     paths: &[P],
     grep: &FileGrep,
@@ -135,9 +154,16 @@ pub fn grep_files<P: AsRef<Path> + Sync>(
         // One buffer per thread, reused: a fresh allocation per file would
         // fault in every page of it again.
         let read_and_scan = |buffer: &mut Vec<u8>, i: usize| {
-            let found = std::fs::File::open(paths[i].as_ref())
-                .and_then(|mut file| grep.scan_reader(&mut file, buffer, &stop))
-                .unwrap_or_default();
+            let found = if grep.fields.0 == 0 {
+                FileCandidates {
+                    header: parent_header(paths[i].as_ref()),
+                    ..FileCandidates::default()
+                }
+            } else {
+                std::fs::File::open(paths[i].as_ref())
+                    .and_then(|mut file| grep.scan_reader(&mut file, buffer, &stop))
+                    .unwrap_or_default()
+            };
             // A line far longer than the others is not kept for the next file.
             if buffer.len() > KEPT_BUFFER {
                 *buffer = Vec::new();
@@ -161,6 +187,25 @@ pub fn grep_files<P: AsRef<Path> + Sync>(
     if window.wait_for_room(sent) {
         deliver(None, done, FileCandidates::default());
     }
+}
+
+/// `grep_files` over the `.jsonl` files of `dirs`, last name first (about
+/// newest first, without a stat: `discovery::names_newest_first`); `listed`
+/// is handed them, as (folder, name) in the order read, before any is read.
+pub fn grep_folders(
+    dirs: &[PathBuf],
+    grep: &FileGrep,
+    window: &Window,
+    listed: &dyn Fn(Vec<(u32, String)>),
+    deliver: &Deliver,
+) {
+    let files = crate::catalog::discovery::names_newest_first(dirs);
+    let paths: Vec<PathBuf> = files
+        .iter()
+        .map(|(folder, name)| dirs[*folder as usize].join(name))
+        .collect();
+    listed(files);
+    grep_files(&paths, grep, window, deliver);
 }
 
 /// A listing's gate for a grep: a file passes when it may hold a candidate
@@ -289,6 +334,72 @@ mod tests {
             files,
             (0..20).map(Some).collect::<Vec<_>>(),
             "in order, no end"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_grep_of_no_fields_delivers_the_headers_that_may_name_a_parent() {
+        let dir = std::env::temp_dir().join(format!("pisn-grep-{}", uuid::Uuid::new_v4()));
+        let sessions = dir.join("sessions");
+        std::fs::create_dir_all(&sessions).unwrap();
+        let header = |extra: &str| {
+            format!(
+                "{{\"type\":\"session\",\"id\":\"s\"{extra}}}\n{}",
+                user("needle")
+            )
+        };
+        let files = [
+            ("a.jsonl", header("")),
+            ("b.jsonl", header(",\"parentSession\":\"/x/a.jsonl\"")),
+            ("c.jsonl", header(",\"parent\\u0053ession\":\"/x/a.jsonl\"")),
+            ("d.jsonl", user("needle")),
+            (
+                "e.jsonl",
+                format!("not json\n{}", header(",\"parentSession\":\"/x/b.jsonl\"")),
+            ),
+        ];
+        for (name, text) in &files {
+            std::fs::write(sessions.join(name), text).unwrap();
+        }
+        let (window, seen) = (Window::default(), Mutex::new(Vec::new()));
+        let filter = prefilter("needle", false, false);
+        let grep = FileGrep {
+            filter: &filter,
+            fields: FieldSet(0),
+        };
+        let listed = Mutex::new(Vec::new());
+        grep_folders(
+            std::slice::from_ref(&sessions),
+            &grep,
+            &window,
+            &|files| *listed.lock().unwrap() = files,
+            &|file, _, found| {
+                assert!(found.candidates.is_empty(), "no blocks are read");
+                if let (Some(i), Some(header)) = (file, found.header) {
+                    seen.lock()
+                        .unwrap()
+                        .push((i, String::from_utf8(header).unwrap()));
+                }
+            },
+        );
+        let listed = listed.into_inner().unwrap();
+        let names: Vec<&str> = listed.iter().map(|(_, n)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            ["e.jsonl", "d.jsonl", "c.jsonl", "b.jsonl", "a.jsonl"]
+        );
+        let seen = seen.into_inner().unwrap();
+        let headers: Vec<(&str, &str)> =
+            seen.iter().map(|(i, h)| (names[*i], h.as_str())).collect();
+        assert_eq!(
+            headers,
+            [
+                ("e.jsonl", "{\"type\":\"session\",\"id\":\"s\",\"parentSession\":\"/x/b.jsonl\"}"),
+                ("c.jsonl", "{\"type\":\"session\",\"id\":\"s\",\"parent\\u0053ession\":\"/x/a.jsonl\"}"),
+                ("b.jsonl", "{\"type\":\"session\",\"id\":\"s\",\"parentSession\":\"/x/a.jsonl\"}"),
+            ],
+            "the header a line that is no JSON does not hide, an escaped key; not a plain header, nor a file without one"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -157,6 +157,18 @@ fn result_text(held: Held<'_, Summarizer>) -> Option<SummaryText<'_>> {
     }
 }
 
+/// The summary of one file without its texts, from the cache where the file
+/// only grew (and kept there for the next listing): a search that reads a
+/// few files' summaries instead of a listing of every file.
+pub fn summarize_file(cache: &SummaryCache, path: &Path) -> Result<FileResult, IoFailure> {
+    let st = crate::os::stat(path).map_err(|e| IoFailure::new(&e, "stat", Some(path)))?;
+    Ok(file_result(
+        scanner::scan_file(cache, path, &st)?,
+        &Known::default(),
+        false,
+    ))
+}
+
 /// The summary of one file, from the cache where the file only grew. For a
 /// token in `known` (an unchanged file), the summary itself is not copied out.
 /// (Scans stat relative to a held folder and call `scan`.)
@@ -302,6 +314,34 @@ mod tests {
             &|i, r| out.lock().unwrap()[i] = pick(r.unwrap()),
         );
         out.into_inner().unwrap()
+    }
+
+    #[test]
+    fn a_file_summarized_alone_is_the_listing_s_summary_without_texts() {
+        let (dir, paths) = sessions(&["a"]);
+        let cache = SummaryCache::default();
+        let alone = summarize_file(&cache, &paths[0]).unwrap();
+        let listed = summarize_cached(&cache, &paths[0], &Known::default()).unwrap();
+        assert_eq!(alone.token, listed.token, "one version, cached once");
+        let (alone, listed) = (alone.summary.unwrap(), listed.summary.unwrap());
+        assert!(alone.all_messages_text.is_empty());
+        assert_eq!(listed.all_messages_text, b"one");
+        assert_eq!(
+            SessionSummary {
+                all_messages_text: Vec::new(),
+                ..listed
+            },
+            alone
+        );
+        fs::write(dir.join("notes.jsonl"), "{\"not\":\"a session\"}\n").unwrap();
+        assert_eq!(
+            summarize_file(&cache, &dir.join("notes.jsonl"))
+                .unwrap()
+                .summary,
+            None
+        );
+        assert!(summarize_file(&cache, &dir.join("gone.jsonl")).is_err());
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
