@@ -54,12 +54,23 @@ class LazySource {
     return JSON.parse(text);
   }
 
-  /** The line's skeleton, parsed, and its cuts (bit mask of slots). */
-  skeleton(position) {
+  /** The line's skeleton, unparsed, and its cuts (bit mask of slots). */
+  #skeletonText(position) {
     this.#assertOpen();
     const [asciiText, otherText, isAscii, cuts] = call(() => this.native.skeletons(Uint32Array.of(position)));
     handed.chars += asciiText.length + otherText.length;
-    return { entry: JSON.parse(isAscii[0] ? asciiText : otherText)[0], cuts: cuts[0] };
+    return { text: isAscii[0] ? asciiText : otherText, cuts: cuts[0] };
+  }
+
+  /** The line's cuts (bit mask of slots), its skeleton left unparsed. */
+  cuts(position) {
+    return this.#skeletonText(position).cuts;
+  }
+
+  /** The line's skeleton, parsed, and its cuts. */
+  skeleton(position) {
+    const { text, cuts } = this.#skeletonText(position);
+    return { entry: JSON.parse(text)[0], cuts };
   }
 }
 
@@ -186,12 +197,7 @@ const ACCESSORS = SLOTS.map(([, key], slot) => ({
     }
     if (origin.source.release) return origin.value(slot);
     const value = origin.source.read(origin.position, slot);
-    try {
-      Object.defineProperty(holder, key, dataDescriptor(value));
-    } catch {
-      // Frozen or sealed: the value stays behind the accessor.
-      stuckValues(holder).set(key, value);
-    }
+    settle(holder, key, value);
     return value;
   },
   set(value) {
@@ -200,6 +206,15 @@ const ACCESSORS = SLOTS.map(([, key], slot) => ({
   enumerable: true,
   configurable: true,
 }));
+
+/** `value` as a plain data property of `holder`; frozen or sealed, it stays behind the accessor. */
+function settle(holder, key, value) {
+  try {
+    Object.defineProperty(holder, key, dataDescriptor(value));
+  } catch {
+    stuckValues(holder).set(key, value);
+  }
+}
 
 /** What assigning `value` to a lazy key of `object` does: it becomes a plain value. */
 function assign(object, key, value) {
@@ -358,13 +373,7 @@ function pin(entry) {
     if (!isObject(holder)) continue;
     for (const key of Object.keys(holder)) {
       const descriptor = Object.getOwnPropertyDescriptor(holder, key);
-      if (!isOurs(descriptor)) continue;
-      const value = holder[key];
-      try {
-        Object.defineProperty(holder, key, dataDescriptor(value));
-      } catch {
-        stuckValues(holder).set(key, value);
-      }
+      if (isOurs(descriptor)) settle(holder, key, holder[key]);
     }
   }
 }

@@ -402,7 +402,7 @@ class SessionManager {
     // A line this short has no value long enough to be cut (lazy.THRESHOLD bytes).
     if (line.length * 3 <= lazy.THRESHOLD) return entry;
     const source = this.#lazySource();
-    const { cuts } = source.skeleton(position);
+    const cuts = source.cuts(position);
     return cuts === 0 ? entry : lazy.releaseWritten(entry, cuts, source, position, this.#origins);
   }
 

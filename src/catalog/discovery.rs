@@ -440,6 +440,18 @@ pub fn folder_candidates(
 mod tests {
     use super::*;
 
+    /// Writes `text` at `path` and sets its modification time to `secs` after the epoch.
+    fn write_modified_at(path: &Path, text: &str, secs: u64) {
+        fs::write(path, text).unwrap();
+        let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+        fs::File::options()
+            .write(true)
+            .open(path)
+            .unwrap()
+            .set_modified(t)
+            .unwrap();
+    }
+
     #[test]
     fn files_with_id_agrees_with_reading_in_name_order() {
         // Random names, some named for the id, some holding it: whatever order
@@ -595,15 +607,7 @@ mod tests {
             (0, "2025-01-01_c.jsonl", 200),
             (1, "2025-01-02_a.jsonl", 400),
         ] {
-            let path = dirs[dir].join(name);
-            fs::write(&path, "{}\n").unwrap();
-            let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
-            fs::File::options()
-                .write(true)
-                .open(&path)
-                .unwrap()
-                .set_modified(t)
-                .unwrap();
+            write_modified_at(&dirs[dir].join(name), "{}\n", secs);
         }
         fs::write(dirs[0].join("notes.txt"), "x").unwrap();
         let files = names_newest_first(&dirs);
@@ -635,15 +639,8 @@ mod tests {
             ("b.jsonl", "two", 300),
             ("c.jsonl", "one", 200),
         ] {
-            let path = dir.join(name);
-            fs::write(&path, format!("{{\"type\":\"session\",\"id\":\"{id}\"}}\n")).unwrap();
-            let t = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
-            fs::File::options()
-                .write(true)
-                .open(&path)
-                .unwrap()
-                .set_modified(t)
-                .unwrap();
+            let header = format!("{{\"type\":\"session\",\"id\":\"{id}\"}}\n");
+            write_modified_at(&dir.join(name), &header, secs);
         }
         fs::write(dir.join("notes.txt"), "x").unwrap();
         let found = files_with_id(&dir, "one", true).unwrap();
@@ -696,14 +693,7 @@ mod tests {
         let second = dir.join("second");
         fs::create_dir(&second).unwrap();
         for name in ["b.jsonl", "a.jsonl"] {
-            let path = second.join(name);
-            fs::write(&path, "{}\n").unwrap();
-            fs::File::options()
-                .write(true)
-                .open(&path)
-                .unwrap()
-                .set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(200))
-                .unwrap();
+            write_modified_at(&second.join(name), "{}\n", 200);
         }
         let (candidates, read, _) =
             folder_candidates(&[dir.clone(), dir.join("missing"), second.clone()]);
