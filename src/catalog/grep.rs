@@ -60,8 +60,8 @@ fn is_run_byte(b: u8) -> bool {
 }
 
 /// Finds one ASCII run in bytes, up to ASCII case when `fold`: without
-/// copying the text, by `memchr2` on both cases of the run's rarest byte,
-/// each hit checked in place.
+/// copying the text, by a SIMD search for a part of the run (in every case
+/// when `fold`), each hit checked in place.
 #[derive(Debug, Clone)]
 struct RunFinder {
     /// Lowercased when `fold`.
@@ -75,6 +75,11 @@ struct RunFinder {
     /// as it is (SIMD, two bytes at once), where both cases of one byte are
     /// often everywhere (digits of timestamps and ids).
     caseless: Option<(usize, memchr::memmem::Finder<'static>)>,
+    /// When `fold` and no `caseless` part: every case of a few bytes of the
+    /// run (from the rarest on), looked for at once (SIMD over three bytes, as
+    /// ripgrep looks for a caseless word), and where they start in the run. A
+    /// single byte in both cases stops too often: `Z` ends every timestamp.
+    cases: Option<(usize, aho_corasick::packed::Searcher)>,
 }
 
 /// How common a byte is in session files (higher: more common), for picking
@@ -112,12 +117,20 @@ impl RunFinder {
                 (b - a >= 2).then(|| (a, memchr::memmem::Finder::new(&run[a..b]).into_owned()))
             })
             .flatten();
+        let cases = (fold && caseless.is_none() && run.len() >= 3)
+            .then(|| {
+                let width = run.len().min(4);
+                let at = rare.min(run.len() - width);
+                Some((at, every_case(&run[at..at + width])?))
+            })
+            .flatten();
         RunFinder {
             run,
             fold,
             rare,
             exact,
             caseless,
+            cases,
         }
     }
 
@@ -140,6 +153,20 @@ impl RunFinder {
                 .map(|i| skip + i - at)
                 .find(|&start| fits(start));
         }
+        if let Some((at, cases)) = &self.cases {
+            // One match at a time, each search from the byte after the last:
+            // a search's matches do not overlap, the run's may.
+            let mut next = from + at;
+            while next < hay.len() {
+                let found = cases.find_in(hay, aho_corasick::Span::from(next..hay.len()))?;
+                let start = found.start() - at;
+                if fits(start) {
+                    return Some(start);
+                }
+                next = found.start() + 1;
+            }
+            return None;
+        }
         let b = self.run[self.rare];
         let (lo, up) = (b.to_ascii_lowercase(), b.to_ascii_uppercase());
         let skip = from + self.rare;
@@ -156,26 +183,70 @@ impl RunFinder {
     }
 }
 
+/// A searcher for `part` in every ASCII case, where the CPU has one (SIMD).
+fn every_case(part: &[u8]) -> Option<aho_corasick::packed::Searcher> {
+    let letters: Vec<usize> = (0..part.len())
+        .filter(|&i| part[i].is_ascii_alphabetic())
+        .collect();
+    let mut builder = aho_corasick::packed::Config::new().builder();
+    for mask in 0..1u32 << letters.len() {
+        let mut case = part.to_vec();
+        for (bit, &i) in letters.iter().enumerate() {
+            if mask & (1 << bit) != 0 {
+                case[i] = case[i].to_ascii_uppercase();
+            }
+        }
+        builder.add(case);
+    }
+    builder.build()
+}
+
+/// The escapes `\uXXXX` in `raw` at or after `from`: where each starts, and
+/// the code unit it writes, with whether its hex digits hold a capital.
+fn unicode_escapes(raw: &[u8], from: usize) -> impl Iterator<Item = (usize, u16, bool)> + '_ {
+    // Built once: a search is often short (a tool output full of `\u001b`).
+    static ESCAPE: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
+        std::sync::OnceLock::new();
+    let escape = ESCAPE.get_or_init(|| memchr::memmem::Finder::new(b"\\u"));
+    let hay = raw.get(from..).unwrap_or_default();
+    escape.find_iter(hay).filter_map(move |i| {
+        let digits = raw.get(from + i + 2..from + i + 6)?;
+        let hex = |b: &u8| (*b as char).to_digit(16);
+        let unit = digits
+            .iter()
+            .try_fold(0u16, |n, b| Some(n * 16 + hex(b)? as u16))?;
+        Some((from + i, unit, digits.iter().any(u8::is_ascii_uppercase)))
+    })
+}
+
 /// Where, at or after `from`, `raw` JSON text has a `\u00XX` escape of a run
 /// byte: only such an escape can hide part of a run (any other escape decodes
 /// to a character no run holds, as the raw bytes around it do not either).
 /// JSON.stringify writes none, so real files rarely need decoding.
 fn run_byte_escape(raw: &[u8], from: usize) -> Option<usize> {
-    // Built once: a search is often short (a tool output full of `\u001b`).
-    static ESCAPE: std::sync::OnceLock<memchr::memmem::Finder<'static>> =
-        std::sync::OnceLock::new();
-    let escape = ESCAPE.get_or_init(|| memchr::memmem::Finder::new(b"\\u00"));
-    let hex = |b: u8| (b as char).to_digit(16);
-    escape
-        .find_iter(raw.get(from..)?)
-        .map(|i| from + i)
-        .find(|&start| match (raw.get(start + 4), raw.get(start + 5)) {
-            (Some(&h), Some(&l)) => matches!(
-                (hex(h), hex(l)),
-                (Some(h), Some(l)) if is_run_byte((h * 16 + l) as u8)
-            ),
-            _ => false,
+    unicode_escapes(raw, from)
+        .find(|&(_, unit, _)| unit < 0x80 && is_run_byte(unit as u8))
+        .map(|(at, _, _)| at)
+}
+
+/// Where, at or after `from`, `raw` JSON text has an escape that
+/// `JSON.stringify` writes otherwise, so that a tool call's text (made, not
+/// written) may hold a run its line lacks: a run byte's (written as itself),
+/// a control's that it writes short (`\t` for `\u0009`: a letter after the
+/// backslash), and a control's or lone surrogate's in capital hex digits (it
+/// writes them in small ones). Escapes it writes back byte for byte (`\u001b`,
+/// by far the commonest: colours in tool output) or as bytes no run holds
+/// (`\u00e9`, `\u0022`) cannot.
+fn tool_call_escape(raw: &[u8], from: usize) -> Option<usize> {
+    unicode_escapes(raw, from)
+        .find(|&(_, unit, capital)| {
+            let control = unit < 0x20;
+            let surrogate = (0xd800..0xe000).contains(&unit);
+            (unit < 0x80 && is_run_byte(unit as u8))
+                || matches!(unit, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)
+                || ((control || surrogate) && capital)
         })
+        .map(|(at, _, _)| at)
 }
 
 /// The ASCII runs every match of a pattern contains.
@@ -257,11 +328,11 @@ impl Prefilter {
     /// can hold only where the line holds it too: a run without JSON's
     /// punctuation or the space (which the text adds or leaves out between
     /// values), not all of it number characters (a number is written anew:
-    /// `1e2` as `100`), in a line without `\u` escapes (the only ones the text
-    /// writes otherwise: `\t` for `\u0009`). Most tool calls hold no word
-    /// searched, and walking each of their lines costs more than the rest.
+    /// `1e2` as `100`), in a line without an escape the text writes otherwise
+    /// (`tool_call_escape`). Most tool calls hold no word searched, and walking
+    /// each of their lines costs more than the rest.
     fn tool_calls_may_match(&self, line: &[u8]) -> bool {
-        memchr::memmem::find(line, b"\\u").is_some()
+        tool_call_escape(line, 0).is_some()
             || !self
                 .finders
                 .iter()
@@ -270,8 +341,8 @@ impl Prefilter {
 }
 
 /// Whether a tool call's text (`name + " " + JSON.stringify(arguments)`) can
-/// hold `run` only where its line holds it too, in a line without `\u`
-/// escapes (see `Prefilter::tool_calls_may_match`): no JSON punctuation or
+/// hold `run` only where its line holds it too, in a line without an escape
+/// it writes otherwise (see `Prefilter::tool_calls_may_match`): no JSON punctuation or
 /// space, and not only number characters.
 fn as_written(run: &[u8]) -> bool {
     !run.iter().any(|b| b" {}[]:,".contains(b))
@@ -808,10 +879,9 @@ impl FileGrep<'_> {
         lines_holding(&|from| first.find_from(bytes, from));
         if self.fields.has(Field::ToolCall) && as_written(&first.run) {
             // A tool call that may match holds the run as its line does, or
-            // the line has a `\u` escape (see `tool_calls_may_match`): one
-            // look for `\u` finds those and the escapes of run bytes alike.
-            let escapes = memchr::memmem::Finder::new(b"\\u");
-            lines_holding(&|from| escapes.find(bytes.get(from..)?).map(|i| from + i));
+            // the line has an escape its text writes otherwise (see
+            // `tool_calls_may_match`), of which those of run bytes are some.
+            lines_holding(&|from| tool_call_escape(bytes, from));
         } else {
             lines_holding(&|from| run_byte_escape(bytes, from));
             if self.fields.has(Field::ToolCall) {
@@ -1021,6 +1091,22 @@ mod tests {
     }
 
     #[test]
+    fn a_caseless_run_is_found_where_its_parts_overlap() {
+        // `baab` (the part from the rarest byte) is found at 2, its run does not
+        // fit there; found again at 5, inside the first, where it does.
+        let filler = "q".repeat(100);
+        for hay in ["qqBaabaAb", "ABABABX", "zzzzzZ"] {
+            let hay = format!("{filler}{hay}{filler}");
+            for run in ["aabaab", "ababx", "zzzzzz"] {
+                let want =
+                    memchr::memmem::find(hay.to_ascii_lowercase().as_bytes(), run.as_bytes());
+                let finder = RunFinder::new(run.as_bytes().to_vec(), true);
+                assert_eq!(finder.find_from(hay.as_bytes(), 0), want, "{run} in {hay}");
+            }
+        }
+    }
+
+    #[test]
     fn run_finder_finds_what_a_lowercased_search_finds() {
         let naive = |hay: &[u8], run: &[u8], fold: bool| {
             let hay: Vec<u8> = if fold {
@@ -1039,8 +1125,14 @@ mod tests {
         };
         // Runs of letters, of other bytes (found by their caseless part), and of both.
         let alphabet = b"aAbBzZ 1-_\"\xc3\x9f";
-        for _ in 0..3000 {
-            let hay: Vec<u8> = (0..next(40))
+        for _ in 0..6000 {
+            // Some long enough for the SIMD searches' own loops.
+            let len = if next(4) == 0 {
+                64 + next(300)
+            } else {
+                next(40)
+            };
+            let hay: Vec<u8> = (0..len)
                 .map(|_| alphabet[next(alphabet.len() as u64) as usize])
                 .collect();
             let run: Vec<u8> = (0..1 + next(5))
@@ -1087,6 +1179,42 @@ mod tests {
         );
         let file = r#"{"type":"message","message":{"role":"user","content":"dep\u00e9loy"}}"#;
         assert!(texts(&filter, ALL, file).is_empty());
+    }
+
+    #[test]
+    fn only_escapes_json_stringify_writes_otherwise_can_hide_a_tool_calls_run() {
+        // Written back byte for byte, or as bytes no run holds.
+        for kept in [
+            r"\u001b[0m",
+            r"\u00e9",
+            r"\u0022",
+            r"\u002f",
+            r"\u2028",
+            r"\ud83d\ude00",
+        ] {
+            assert_eq!(tool_call_escape(kept.as_bytes(), 0), None, "{kept}");
+        }
+        // A run byte, a short escape (\t), capital hex of a control or a lone surrogate.
+        for changed in [
+            r"\u0041", r"\u0009", r"\u000A", r"\u001B", r"\uD800", r"\u005A",
+        ] {
+            assert_eq!(
+                tool_call_escape(changed.as_bytes(), 0),
+                Some(0),
+                "{changed}"
+            );
+        }
+        assert_eq!(tool_call_escape(br"x\u001b \u000d", 0), Some(8));
+        assert_eq!(tool_call_escape(br"\u00", 0), None, "cut short");
+        // The text a call's `\u001B` makes holds `u001b`, which its line lacks.
+        let file = r#"{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"toolCall","name":"run","arguments":{"c":"\u001B"}}]}}"#;
+        let filter = Prefilter::literal("u001b", false);
+        assert_eq!(texts(&filter, ALL, file).len(), 1);
+        let file = file.replace(r"\u001B", r"\u001b[0m");
+        assert_eq!(
+            texts(&Prefilter::literal("zebra", true), ALL, &file).len(),
+            0
+        );
     }
 
     #[test]
