@@ -28,6 +28,14 @@ const KEYWORDS = ["pi", "pi-coding-agent", "session", "sessions", "jsonl", "napi
 // Makes a package eligible for pi's package gallery: the main package (the pi package) only.
 const GALLERY_KEYWORD = "pi-package";
 
+/** The pages of docs/ the README links to: an installed package's README reaches them. */
+function readmeDocs() {
+	const readme = fs.readFileSync(path.join(REPO_ROOT, "README.md"), "utf8");
+	const linked = new Set([...readme.matchAll(/\]\((docs\/[\w.-]+\.md)/g)].map((m) => m[1]));
+	assert.ok(linked.size > 0, "the README links to docs/");
+	return [...linked];
+}
+
 const temps = [];
 const tempDir = (name) => {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), `package-contents-${name}-`));
@@ -234,7 +242,7 @@ test("every tarball pack-all writes here, read as npm publishes it: LICENSE, not
 
 		if (dir === undefined) {
 			assert.ok(entries.get("CHANGELOG.md")?.equals(CHANGELOG), `${label}: CHANGELOG.md, the root's (pi reads it from the package)`);
-			for (const f of ["README.md", "index.js", "index.mjs", "index.d.ts", "binding.js", "extension/index.mjs", "bin/pi-sessions"]) {
+			for (const f of ["README.md", "index.js", "index.mjs", "index.d.ts", "binding.js", "extension/index.mjs", "bin/pi-sessions", ...readmeDocs()]) {
 				assert.ok(entries.has(f), `${label}: ${f}`);
 			}
 			assert.deepEqual(names.filter((f) => f.endsWith(".node")), [], `${label}: no addon in the main package`);
