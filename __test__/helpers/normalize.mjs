@@ -168,12 +168,19 @@ function kindOf(v) {
  * from one step to the next (the documented difference, asserted on purpose in
  * release-entries.test.mjs). Then only entries (kept by every manager) carry identity from
  * step to step; every other object is numbered within its render (#rN), on both sides
- * alike, so that sharing inside one result is still compared. And a value made again from
+ * alike, so that sharing inside one result is still compared, except inside the values a
+ * manager lets go (LET_GO_KEYS: what two entries' values shared when written, such as one
+ * tool object in two system messages, comes back as two equal objects; those are rendered
+ * as JSON sees them, without identity). And a value made again from
  * its line has what JSON keeps: in other objects than entries, keys holding `undefined`, a
  * function or a symbol are left out, a number JSON cannot write is null and an object with
  * toJSON (a Date) is what toJSON gives, on both sides alike.
  */
 const PER_RENDER_IDENTITY = process.env.PI_SESSION_NATIVE_RELEASE === "1";
+/** The values a manager lets go (lib/lazy.js SLOTS): an entry's, and its message's. */
+const LET_GO_KEYS = { entry: new Set(["content", "details", "summary", "data", "systemMessage"]), message: new Set(["content", "details"]) };
+const isLetGo = (holder, key) =>
+	PER_RENDER_IDENTITY && (isEntry(holder) ? LET_GO_KEYS.entry.has(key) : typeof holder.role === "string" && LET_GO_KEYS.message.has(key));
 const isEntry = (v) => typeof v.type === "string" && typeof v.id === "string" && ("parentId" in v || v.type === "session");
 
 /**
@@ -190,7 +197,7 @@ export function render(value, { norm, ids, opaque = () => undefined }, rootPath 
 		if (!local.has(v)) local.set(v, local.size + 1);
 		return `#r${local.get(v)}`;
 	};
-	const walk = (v, path) => {
+	const walk = (v, path, asJson = false) => {
 		switch (typeof v) {
 			case "undefined":
 				lines.push(`${path} = undefined`);
@@ -227,12 +234,12 @@ export function render(value, { norm, ids, opaque = () => undefined }, rootPath 
 			lines.push(`${path} = ${op}`);
 			return;
 		}
-		const id = ordinal(v);
-		if (seen.has(v)) {
+		const id = asJson ? "" : ordinal(v);
+		if (!asJson && seen.has(v)) {
 			lines.push(`${path} = ${id} (again)`);
 			return;
 		}
-		seen.add(v);
+		if (!asJson) seen.add(v);
 		const kind = kindOf(v);
 		if (v instanceof Date) {
 			const t = v.getTime();
@@ -246,7 +253,7 @@ export function render(value, { norm, ids, opaque = () => undefined }, rootPath 
 		if (Array.isArray(v)) {
 			lines.push(`${path} = ${kind}(${v.length}) ${id}`);
 			for (let i = 0; i < v.length; i++) {
-				if (i in v) walk(v[i], `${path}[${i}]`);
+				if (i in v) walk(v[i], `${path}[${i}]`, asJson);
 				else lines.push(`${path}[${i}] = <hole>`);
 			}
 			return;
@@ -256,9 +263,9 @@ export function render(value, { norm, ids, opaque = () => undefined }, rootPath 
 			let i = 0;
 			for (const item of v) {
 				if (v instanceof Map) {
-					walk(item[0], `${path}.<key ${i}>`);
-					walk(item[1], `${path}.<value ${i}>`);
-				} else walk(item, `${path}.<item ${i}>`);
+					walk(item[0], `${path}.<key ${i}>`, asJson);
+					walk(item[1], `${path}.<value ${i}>`, asJson);
+				} else walk(item, `${path}.<item ${i}>`, asJson);
 				i++;
 			}
 			return;
@@ -274,12 +281,12 @@ export function render(value, { norm, ids, opaque = () => undefined }, rootPath 
 					continue;
 				}
 				if (typeof value?.toJSON === "function") {
-					walk(value.toJSON(key), IDENT.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`);
+					walk(value.toJSON(key), IDENT.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, asJson);
 					continue;
 				}
 			}
 			const k = norm.text(key);
-			walk(v[key], IDENT.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`);
+			walk(v[key], IDENT.test(k) ? `${path}.${k}` : `${path}[${JSON.stringify(k)}]`, asJson || isLetGo(v, key));
 		}
 	};
 	walk(value, rootPath);
