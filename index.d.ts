@@ -1303,6 +1303,8 @@ export interface SessionMatch {
     timestamp: string | undefined;
     /** The message's role, or the entry's type (`"compaction"`, `"branch_summary"`, `"custom_message"`). */
     role: string;
+    /** The tool call's name (field `"toolCall"`), or a tool result's `toolName`; else null. */
+    toolName: string | null;
     field: SessionGrepField;
     /** The block's index in the message content (0 for string content, summaries and bash output). */
     blockIndex: number;
@@ -1504,6 +1506,17 @@ export declare function recallSearch(options?: RecallSearchOptions): Promise<Rec
  * is read as pi reads it, and the text says so.
  */
 export declare function recallRead(options: RecallReadOptions): Promise<RecallReadResult>;
+
+/**
+ * A grepSessions match as `session_search` reports a hit (its snippet, role `"toolCall"` for a
+ * tool call block), without `forks`. `session` is the match's session as the listing gives it
+ * (its name is `sessionName`); by default the match's own path, id and cwd, with no name. What
+ * `pi-sessions grep --json` prints, with the match's exact fields.
+ */
+export declare function recallHitOf(match: SessionMatch, session?: Pick<SessionInfo, "path" | "id" | "cwd" | "name">): Omit<RecallHit, "forks">;
+
+/** A listing's session as `session_search` lists it (`recallSearch`'s `sessions`): what `pi-sessions search --json` prints. */
+export declare function recallSessionOf(session: Pick<SessionInfo, "path" | "id" | "cwd" | "name" | "firstMessage" | "modified">): RecallSession;
 
 export interface ListPromptsOptions {
     /** The project (default `process.cwd()`). */

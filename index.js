@@ -10,7 +10,7 @@ const { checkSession, repairSession } = require('./lib/doctor.js');
 const { judgeSessionFilePublic } = require('./lib/file-guard.js');
 const { SessionSearch, searchSessions } = require('./lib/search.js');
 const { grepSessions, GREP_FIELDS, DEFAULT_GREP_FIELDS } = require('./lib/grep.js');
-const { recallSearch, recallRead } = require('./lib/recall.js');
+const { recallSearch, recallRead, recallHitOf, recallSessionOf } = require('./lib/recall.js');
 const { listPrompts } = require('./lib/prompts.js');
 const { useNativeSessions, usesNativeSessions } = require('./lib/pi-class.js');
 
@@ -51,6 +51,8 @@ module.exports = {
   DEFAULT_GREP_FIELDS,
   recallSearch,
   recallRead,
+  recallHitOf,
+  recallSessionOf,
   listPrompts,
   useNativeSessions,
   usesNativeSessions,

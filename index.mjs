@@ -36,6 +36,8 @@ export const {
   DEFAULT_GREP_FIELDS,
   recallSearch,
   recallRead,
+  recallHitOf,
+  recallSessionOf,
   listPrompts,
   useNativeSessions,
   usesNativeSessions,

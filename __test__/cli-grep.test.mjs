@@ -1,5 +1,6 @@
 // pi-sessions grep: the real bin as a child process. --json against grepSessions on the
-// same files (in the project and with --all), the human output (grouped by session, the
+// same files (in the project and with --all; each line the match with the recall tools' hit
+// fields, recall-cli.test.mjs compares those with recallSearch's), the human output (grouped by session, the
 // context around each match, colour only on a terminal, NO_COLOR), exit statuses as
 // grep's (0 found, 1 nothing, 2 bad usage), and the scan reporting a file's matches
 // while a later file is still being read.
@@ -13,7 +14,7 @@ import { BIN, fileNameFor, fixedSession, makeWorld, runCli, writeSession } from 
 import { REPO_ROOT } from "./helpers/reference.mjs";
 
 const require = createRequire(import.meta.url);
-const { grepSessions } = require(path.join(REPO_ROOT, "index.js"));
+const { grepSessions, SessionManager } = require(path.join(REPO_ROOT, "index.js"));
 const native = require(path.join(REPO_ROOT, "binding.js"));
 
 const world = makeWorld("pi-cli-grep-");
@@ -34,8 +35,40 @@ for (let i = 0; i < ids.length; i++) {
 
 const jsonLines = (stdout) => stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
 const roundTrip = (matches) => JSON.parse(JSON.stringify(matches));
+const LINE_KEYS = ["sessionId", "sessionFile", "cwd", "sessionName", "entryId", "role", "toolName", "timestamp", "snippet", "field", "blockIndex", "text", "ranges"];
 
-test("grep --json streams grepSessions' matches, one per line, in the project and with --all", async () => {
+/** A grep --json line as docs/cli.md says it is made of grepSessions' match, but for its snippet. */
+function expectedLine(match, names) {
+	const { path: sessionFile, sessionId, cwd, entryId, timestamp, role, toolName, field, blockIndex, text, ranges } = match;
+	return roundTrip({
+		sessionId,
+		sessionFile,
+		cwd,
+		sessionName: names.get(sessionFile) ?? null,
+		entryId: entryId ?? null,
+		role: field === "toolCall" ? "toolCall" : role,
+		toolName,
+		timestamp: timestamp ?? null,
+		field,
+		blockIndex,
+		text,
+		ranges,
+	});
+}
+
+/** The lines, keys in order, each snippet marking its first match; without the snippets. */
+function linesOf(stdout, where) {
+	return jsonLines(stdout).map(({ snippet, ...line }) => {
+		assert.deepEqual(Object.keys({ snippet, ...line }).sort(), [...LINE_KEYS].sort(), where);
+		const [s, e] = line.ranges[0];
+		assert.ok(snippet.includes(`«${line.text.slice(s, e).replace(/\s+/g, " ")}»`), `${where}: ${snippet}`);
+		return line;
+	});
+}
+
+test("grep --json streams grepSessions' matches, one per line with the tools' hit fields, in the project and with --all", async () => {
+	const names = new Map((await SessionManager.listAll()).map((s) => [s.path, s.name]));
+	assert.equal([...names.values()].filter(Boolean).length, 1, "one session is named");
 	for (const [pattern, flags, options] of [
 		["files", [], {}],
 		["FILES", ["-s"], { caseSensitive: true }],
@@ -47,11 +80,18 @@ test("grep --json streams grepSessions' matches, one per line, in the project an
 		const here = runCli(world, ["grep", pattern, "--json", ...flags]);
 		const expected = await grepSessions(pattern, { cwd: world.project, ...options });
 		assert.equal(here.status, expected.length ? 0 : 1, here.stderr);
-		assert.deepEqual(jsonLines(here.stdout), roundTrip(expected), `${pattern} ${flags}`);
+		assert.deepEqual(linesOf(here.stdout, `${pattern} ${flags}`), expected.map((m) => expectedLine(m, names)), `${pattern} ${flags}`);
 		const all = runCli(world, ["grep", pattern, "--all", "--json", ...flags]);
 		const everywhere = await grepSessions(pattern, options);
-		assert.deepEqual(jsonLines(all.stdout), roundTrip(everywhere), `--all ${pattern} ${flags}`);
+		assert.deepEqual(linesOf(all.stdout, `--all ${pattern} ${flags}`), everywhere.map((m) => expectedLine(m, names)), `--all ${pattern} ${flags}`);
 	}
+	// A tool call is a "toolCall" hit with its tool's name, a tool result has its tool's name, text none.
+	const tools = jsonLines(runCli(world, ["grep", "re:ls|txt", "--in", "toolCall,toolResult,text", "--json"]).stdout);
+	assert.deepEqual(
+		[...new Set(tools.map((l) => `${l.field} ${l.role} ${l.toolName}`))].sort(),
+		["text assistant null", "toolCall toolCall bash", "toolResult toolResult bash"],
+	);
+	assert.ok(tools.some((l) => l.sessionName === "Listing files"), "the listing's name");
 	const all = jsonLines(runCli(world, ["grep", "files", "--all", "--json"]).stdout);
 	assert.deepEqual(new Set(all.map((m) => m.sessionId)), new Set(ids), "--all reads every project");
 	assert.equal(jsonLines(runCli(world, ["grep", "files", "--json"]).stdout).filter((m) => m.sessionId === ids[2]).length, 0);

@@ -1,6 +1,7 @@
 // pi-sessions search: the real bin as a child process, its --json against the
 // reference's own /resume search (filterAndSortSessions over the reference's listing)
-// on the same files, its table, and bad input.
+// on the same files, each session as the recall tools list it (recall-cli.test.mjs compares
+// them with recallSearch's), --limit and truncated, exit statuses, its table, and bad input.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
@@ -35,6 +36,20 @@ for (let i = 0; i < ids.length; i++) {
 }
 
 const paths = (infos) => infos.map((s) => s.path);
+const SESSION_KEYS = ["sessionId", "sessionFile", "cwd", "name", "firstMessage", "modified", "size"];
+
+/** The sessions of a search --json, checked to be `{ sessions, truncated }` with the tools' fields; their paths. */
+function jsonPaths(stdout, truncated, where) {
+	const printed = JSON.parse(stdout);
+	assert.deepEqual(Object.keys(printed), ["sessions", "truncated"], where);
+	assert.equal(printed.truncated, truncated, where);
+	for (const s of printed.sessions) {
+		assert.deepEqual(Object.keys(s), SESSION_KEYS, where);
+		assert.equal(s.size, fs.statSync(s.sessionFile).size, where);
+		assert.equal(typeof s.firstMessage, "string", where);
+	}
+	return printed.sessions.map((s) => s.sessionFile);
+}
 const QUERIES = ["listing", "files", '"list the"', "re:l[io]st", "0198f3a2", "named", "elsewhere", "re:(", "nothing-matches-this"];
 
 test("search --json is the reference's filterAndSortSessions over its listing, in the project and with --all", async () => {
@@ -47,11 +62,20 @@ test("search --json is the reference's filterAndSortSessions over its listing, i
 				const flags = ["--sort", sort, ...(named ? ["--named"] : [])];
 				const nameFilter = named ? "named" : "all";
 				const here = runCli(world, ["search", query, "--json", ...flags]);
-				assert.equal(here.status, 0, here.stderr);
-				assert.deepEqual(paths(JSON.parse(here.stdout)), paths(oracle.filterAndSortSessions(inProject, query, sort, nameFilter)), `${query} ${flags}`);
+				const expected = paths(oracle.filterAndSortSessions(inProject, query, sort, nameFilter));
+				assert.equal(here.status, expected.length > 0 ? 0 : 1, here.stderr);
+				assert.deepEqual(jsonPaths(here.stdout, false, `${query} ${flags}`), expected, `${query} ${flags}`);
 				const all = runCli(world, ["search", query, "--all", "--json", ...flags]);
-				assert.equal(all.status, 0, all.stderr);
-				assert.deepEqual(paths(JSON.parse(all.stdout)), paths(oracle.filterAndSortSessions(everywhere, query, sort, nameFilter)), `--all ${query} ${flags}`);
+				const everyExpected = paths(oracle.filterAndSortSessions(everywhere, query, sort, nameFilter));
+				assert.equal(all.status, everyExpected.length > 0 ? 0 : 1, all.stderr);
+				assert.deepEqual(jsonPaths(all.stdout, false, `--all ${query} ${flags}`), everyExpected, `--all ${query} ${flags}`);
+				if (everyExpected.length > 1) {
+					const cut = runCli(world, ["search", query, "--all", "--json", "--limit", "1", ...flags]);
+					assert.equal(cut.status, 0, cut.stderr);
+					assert.deepEqual(jsonPaths(cut.stdout, true, `--limit 1 ${query} ${flags}`), everyExpected.slice(0, 1));
+					const whole = runCli(world, ["search", query, "--all", "--json", "--limit", String(everyExpected.length), ...flags]);
+					assert.deepEqual(jsonPaths(whole.stdout, false, `--limit ${everyExpected.length} ${query} ${flags}`), everyExpected);
+				}
 			}
 		}
 	}
@@ -83,7 +107,7 @@ test("search prints the matching sessions as ls does, and says so when none matc
 	assert.match(lines[0], /MODIFIED\s+MSGS\s+PROJECT\s+NAME \/ FIRST MESSAGE\s+ID/);
 	assert.ok(lines.some((l) => l.includes("Named 1") && l.includes("0198f3a2")), r.stdout);
 	const none = runCli(world, ["search", "nothing-matches-this"]);
-	assert.equal(none.status, 0);
+	assert.equal(none.status, 1, "nothing found: exit 1, as grep and recall");
 	assert.equal(none.stdout, "");
 	assert.match(none.stderr, /^no sessions match/);
 });

@@ -1,7 +1,9 @@
 // pi-sessions recall and read: the real bin as a child process on the seeded store of
 // helpers/recall-store.mjs. The text is the library's (what session_search and
 // session_read give the model); --json is the tools' details, one JSON document; errors
-// are one line on stderr with the documented exit status.
+// are one line on stderr with the documented exit status. search --json and grep --json
+// carry the tools' fields too: search's sessions are recallSearch's, grep's lines the
+// hits recallSearch gives for the same entries (and grepSessions' own exact fields).
 //
 //   node __test__/run.mjs __test__/recall-cli.test.mjs      SEED=... reproduces a failure
 import assert from "node:assert/strict";
@@ -11,10 +13,10 @@ import { after, test } from "node:test";
 import { makeWorld, runCli } from "./helpers/cli.mjs";
 import { baseSeed, Rng } from "./helpers/prng.mjs";
 import { REPO_ROOT, reference } from "./helpers/reference.mjs";
-import { writeRecallStore } from "./helpers/recall-store.mjs";
+import { QUERIES, SEARCH_FIELDS, WORDS, writeRecallStore } from "./helpers/recall-store.mjs";
 
 const require = createRequire(import.meta.url);
-const { recallSearch, recallRead } = require(path.join(REPO_ROOT, "index.js"));
+const { recallSearch, recallRead, grepSessions, searchSessions } = require(path.join(REPO_ROOT, "index.js"));
 
 const SEED = baseSeed();
 console.log(`# recall cli seed ${SEED} (SEED=${SEED} node __test__/run.mjs __test__/recall-cli.test.mjs)`);
@@ -100,4 +102,92 @@ test("exit status: 1 nothing found, no such session or entry, an id prefix of se
 	fail(["recall", "x", "--role", "system"], 2, /^pi-sessions: recall: role must be one of/);
 	fail(["recall", "x", "--after", "someday"], 2, /^pi-sessions: recall: after must be a date/);
 	fail(["recall", "x", "--session", "0198"], 1, /matches \d+ sessions/);
+});
+
+test("search --json: each session as recallSearch lists it (no query, every project), in searchSessions' order", async () => {
+	const listed = await recallSearch({ cwd: alpha, scope: "all", limit: 500 });
+	assert.equal(listed.truncated, false);
+	const byFile = new Map(listed.sessions.map((s) => [s.sessionFile, s]));
+	let compared = 0;
+	for (const query of ["e", "deploy", "0198", "migration"]) {
+		for (const [flags, options] of [
+			[["--all"], {}],
+			[[], { cwd: alpha }],
+			[["--all", "--sort", "recent"], { sort: "recent" }],
+		]) {
+			const where = `search ${query} ${flags.join(" ")}`;
+			const r = cli(["search", query, "--json", ...flags]);
+			const printed = JSON.parse(r.stdout);
+			const order = (await searchSessions(query, options)).map((s) => s.path);
+			assert.deepEqual(printed.sessions.map((s) => s.sessionFile), order, where);
+			assert.equal(r.status, printed.sessions.length > 0 ? 0 : 1, `${where}: ${r.stderr}`);
+			assert.deepEqual(Object.keys(printed), ["sessions", "truncated"], where);
+			for (const s of printed.sessions) {
+				assert.deepEqual(s, byFile.get(s.sessionFile), where);
+				compared++;
+			}
+		}
+	}
+	assert.ok(compared > 10, `compared ${compared} sessions`);
+	const none = cli(["search", "zzz-none", "--all", "--json"]);
+	assert.equal(none.status, 1, none.stderr);
+	assert.deepEqual(JSON.parse(none.stdout), { sessions: [], truncated: false });
+});
+
+test("grep --json: a line per block in every fork, whose tool fields are recallSearch's hit for its entry and role", async () => {
+	const TOOL_FIELDS = ["sessionId", "sessionFile", "cwd", "sessionName", "entryId", "role", "toolName", "timestamp", "snippet"];
+	const pick = (line, keys) => Object.fromEntries(keys.map((k) => [k, line[k]]));
+	const keyOf = (h) => `${h.sessionFile}\0${h.entryId}\0${h.role}\0${h.toolName}`;
+	let compared = 0;
+	let toolCalls = 0;
+	let forked = 0;
+	for (const query of [...QUERIES, ...WORDS.slice(0, 6)]) {
+		if (query.startsWith("re:")) continue;
+		const where = `grep ${query}`;
+		const r = cli(["grep", query, "--all", "--in", SEARCH_FIELDS.join(","), "--json"]);
+		const matches = await grepSessions(query, { fields: SEARCH_FIELDS });
+		assert.equal(r.status, matches.length > 0 ? 0 : 1, `${where}: ${r.stderr}`);
+		const lines = r.stdout.split("\n").filter(Boolean).map((l) => JSON.parse(l));
+		assert.equal(lines.length, matches.length, where);
+		lines.forEach((line, i) => {
+			const { path: sessionFile, entryId, field, blockIndex, text, ranges } = matches[i];
+			assert.deepEqual(
+				{ sessionFile: line.sessionFile, entryId: line.entryId, field: line.field, blockIndex: line.blockIndex, text: line.text, ranges: line.ranges },
+				asJson({ sessionFile, entryId, field, blockIndex, text, ranges }),
+				where,
+			);
+			assert.deepEqual(Object.keys(line), [...TOOL_FIELDS, "field", "blockIndex", "text", "ranges"], where);
+			assert.ok(!("forks" in line), where);
+		});
+		// recallSearch gives the first matching block of an entry and role, in the session it was first written in.
+		const { hits, truncated } = await recallSearch({ query, scope: "all", cwd: alpha, limit: 500 });
+		assert.equal(truncated, false, where);
+		const first = new Map();
+		for (const line of lines) if (!first.has(keyOf(line))) first.set(keyOf(line), line);
+		for (const hit of hits) {
+			const line = first.get(keyOf(hit));
+			assert.ok(line, `${where}: grep has recallSearch's hit ${keyOf(hit)}`);
+			const { forks: _forks, ...fields } = hit;
+			assert.deepEqual(pick(line, TOOL_FIELDS), fields, where);
+			compared++;
+			if (hit.role === "toolCall") {
+				assert.equal(line.field, "toolCall", where);
+				assert.equal(typeof line.toolName, "string", where);
+				assert.ok(line.text.startsWith(`${line.toolName} `), `${where}: a tool call's text is its name and arguments`);
+				toolCalls++;
+			}
+		}
+		// Every copy is a line of its own, in its own session: a hit's forks each have one.
+		for (const hit of hits.filter((h) => h.forks > 0)) {
+			const carriers = new Set(lines.filter((l) => l.entryId === hit.entryId && l.role === hit.role && l.toolName === hit.toolName).map((l) => l.sessionFile));
+			assert.ok(carriers.size >= hit.forks + 1, `${where}: ${hit.entryId} in ${carriers.size} sessions, ${hit.forks} forks`);
+			forked++;
+		}
+	}
+	assert.ok(compared > 20, `compared ${compared} hits`);
+	assert.ok(toolCalls > 0, "a tool call hit was compared");
+	assert.ok(forked > 0, "a hit copied into forks was compared");
+	const none = cli(["grep", "zzz-none", "--all", "--json"]);
+	assert.equal(none.status, 1, none.stderr);
+	assert.equal(none.stdout, "");
 });

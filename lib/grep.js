@@ -87,8 +87,7 @@ const CANDIDATE_STRIDE = 8;
 
 /**
  * The matches of one file's candidates (see `JsGrepFile` in src/binding/grep.rs), in order.
- * With `tools`, a tool call's match also has `toolName` and `arguments`, and a tool
- * result's its message's `toolName` (for lib/recall.js; SessionMatch has neither).
+ * With `tools`, a tool call's match also has its `arguments` (for lib/recall.js).
  */
 function* fileMatches(session, message, regexp, since, until, tools) {
   const { json, entries, candidates } = message;
@@ -107,7 +106,8 @@ function* fileMatches(session, message, regexp, since, until, tools) {
         id: parse(entries[e], entries[e + 1]),
         timestamp,
         role: parse(entries[e + 4], entries[e + 5]),
-        toolName: tools ? parse(entries[e + 6], entries[e + 7]) : undefined,
+        // A tool result's tool (the scan gives any message's toolName: only theirs is one).
+        toolName: parse(entries[e + 6], entries[e + 7]),
         inTime: inTime(timestamp, since, until),
       };
       parsed.set(k, entry);
@@ -135,15 +135,13 @@ function* fileMatches(session, message, regexp, since, until, tools) {
       entryId: entry.id,
       timestamp: entry.timestamp,
       role: entry.role,
+      toolName: field === TOOL_CALL ? toolName : entry.role === 'toolResult' && typeof entry.toolName === 'string' ? entry.toolName : null,
       field: FIELDS[field],
       blockIndex: candidates[c + 2],
       text,
       ranges,
     };
-    if (tools) {
-      match.toolName = field === TOOL_CALL ? toolName : entry.toolName;
-      if (field === TOOL_CALL) match.arguments = args ?? {};
-    }
+    if (tools && field === TOOL_CALL) match.arguments = args ?? {};
     yield match;
   }
 }
@@ -314,9 +312,9 @@ async function grepSessions(pattern, options = {}) {
 /**
  * grepSessions over `sessions` (`{ path, id, cwd }` in the order to read them) instead of
  * a listing, for a literal `text` (`re:` included), one file's matches at a time to
- * `onFile(session, matches)` (see scanSessions); tool calls' and tool results' matches
- * carry `toolName`, tool calls' `arguments`. `options` as grepSessions' (its `limit`,
- * `onMatch` and `collect` unused), and `enough` (see scanSessions). Internal: lib/recall.js.
+ * `onFile(session, matches)` (see scanSessions); tool calls' matches also carry their
+ * `arguments`. `options` as grepSessions' (its `limit`, `onMatch` and `collect` unused),
+ * and `enough` (see scanSessions). Internal: lib/recall.js.
  */
 async function grepListedSessions(sessions, text, options, onFile) {
   const opts = checkOptions(text, options, true);

@@ -590,6 +590,28 @@ function entryTime(timestamp) {
   return Number.isNaN(time) ? -Infinity : time;
 }
 
+/** A match's role as a hit has it: "toolCall" for a tool call block, else the message's role (or the entry's type). */
+const hitRole = (match) => (match.field === 'toolCall' ? 'toolCall' : String(match.role));
+
+/**
+ * A grepSessions match as session_search reports a hit, but for `forks`: `session` (a
+ * SessionInfo) is its session, by default the match's own (`path`, `sessionId`, `cwd`,
+ * no name). Also `pi-sessions grep --json`'s. See index.d.ts `recallHitOf`.
+ */
+function recallHitOf(match, session = { id: match.sessionId, path: match.path, cwd: match.cwd }) {
+  return {
+    sessionId: session.id,
+    sessionFile: session.path,
+    cwd: session.cwd,
+    sessionName: session.name ?? null,
+    entryId: typeof match.entryId === 'string' ? match.entryId : null,
+    role: hitRole(match),
+    toolName: match.toolName,
+    timestamp: typeof match.timestamp === 'string' ? match.timestamp : null,
+    snippet: text.snippet(match.text, match.ranges),
+  };
+}
+
 /**
  * The hits of `query` in `files` (`{ path, name }`, or a ScopeFiles: every file
  * of its folders), newest session first, at most `limit` (and whether there were more),
@@ -620,12 +642,12 @@ async function searchHits(files, query, { scope, infoOf, newestFirst, unsearched
     // One hit per message and kind (a tool call counts apart, by tool name), from its first matching block.
     const inFile = new Map();
     for (const match of matches) {
-      const kind = match.field === 'toolCall' ? 'toolCall' : String(match.role);
-      const toolName = kind === 'toolCall' || kind === 'toolResult' ? (typeof match.toolName === 'string' ? match.toolName : null) : null;
+      const kind = hitRole(match);
+      const { toolName } = match;
       if (toolName !== null && RECALL_TOOLS.has(toolName)) continue;
       if (role !== undefined && kind !== role) continue;
       const key = typeof match.entryId === 'string' ? `${match.entryId}\0${kind}\0${toolName}` : Symbol('no id');
-      if (!inFile.has(key)) inFile.set(key, { match, kind, toolName });
+      if (!inFile.has(key)) inFile.set(key, match);
     }
     const summary = inFile.size > 0 ? infoOf(file) : null;
     if (summary === null || summary.info === null) return false;
@@ -633,21 +655,11 @@ async function searchHits(files, query, { scope, infoOf, newestFirst, unsearched
     const key = fileKey(info.path);
     carriers.push(key);
     const hits = [];
-    for (const { match, kind, toolName } of [...inFile.values()].reverse()) {
-      const entryId = typeof match.entryId === 'string' ? match.entryId : null;
-      if (entryId !== null && lineage.shownIn(key, entryId) !== key) continue;
-      hits.push({
-        sessionId: info.id,
-        sessionFile: info.path,
-        cwd: info.cwd,
-        sessionName: info.name ?? null,
-        entryId,
-        role: kind,
-        toolName,
-        timestamp: typeof match.timestamp === 'string' ? match.timestamp : null,
-        snippet: text.snippet(match.text, match.ranges),
-        forks: 0,
-      });
+    for (const match of [...inFile.values()].reverse()) {
+      if (typeof match.entryId === 'string' && lineage.shownIn(key, match.entryId) !== key) continue;
+      const hit = recallHitOf(match, info);
+      hit.forks = 0;
+      hits.push(hit);
     }
     if (hits.length === 0) return false;
     pending.push({ time: sessionTime(info, mtimeMs), mtimeMs, name: path.basename(info.path), seq: sessions++, hits });
@@ -757,19 +769,24 @@ function sessionsBetween(sessions, after, before) {
   });
 }
 
-function listedSessions(sessions, limit) {
+/**
+ * A listing's SessionInfo as session_search lists a session. Also `pi-sessions search
+ * --json`'s. See index.d.ts `recallSessionOf`.
+ */
+function recallSessionOf(info) {
   return {
-    sessions: sessions.slice(0, limit).map((s) => ({
-      sessionId: s.id,
-      sessionFile: s.path,
-      cwd: s.cwd,
-      name: s.name ?? null,
-      firstMessage: s.firstMessage ?? '',
-      modified: isoOrNull(s.modified),
-      size: fileSize(s.path),
-    })),
-    truncated: sessions.length > limit,
+    sessionId: info.id,
+    sessionFile: info.path,
+    cwd: info.cwd,
+    name: info.name ?? null,
+    firstMessage: info.firstMessage ?? '',
+    modified: isoOrNull(info.modified),
+    size: fileSize(info.path),
   };
+}
+
+function listedSessions(sessions, limit) {
+  return { sessions: sessions.slice(0, limit).map(recallSessionOf), truncated: sessions.length > limit };
 }
 
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
@@ -1063,4 +1080,4 @@ async function recallRead(options = {}) {
   }
 }
 
-module.exports = { recallSearch, recallRead };
+module.exports = { recallSearch, recallRead, recallHitOf, recallSessionOf };

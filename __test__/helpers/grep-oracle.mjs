@@ -58,6 +58,12 @@ export function blocksOf(entry, fields) {
 	return out;
 }
 
+/** A match's toolName: the tool call's name, or a tool result message's toolName (a string), else null. */
+function toolNameOf(entry, block) {
+	if (block.field === "toolCall") return entry.message.content[block.blockIndex].name;
+	return block.role === "toolResult" && typeof entry.message.toolName === "string" ? entry.message.toolName : null;
+}
+
 function inTime(timestamp, since, until) {
 	if (since === undefined && until === undefined) return true;
 	const time = typeof timestamp === "string" || typeof timestamp === "number" ? new Date(timestamp).getTime() : NaN;
@@ -97,6 +103,7 @@ export function oracleGrep(sessions, pattern, { fields = DEFAULT_FIELDS, caseSen
 					entryId: entry.id,
 					timestamp: entry.timestamp,
 					role: block.role,
+					toolName: toolNameOf(entry, block),
 					field: block.field,
 					blockIndex: block.blockIndex,
 					text: block.text,

@@ -1,5 +1,5 @@
 'use strict';
-const { grepSessions, GREP_FIELDS, DEFAULT_GREP_FIELDS } = require('../../../index.js');
+const { grepSessions, recallHitOf, GREP_FIELDS, DEFAULT_GREP_FIELDS } = require('../../../index.js');
 const out = require('../output.js');
 const sessions = require('../sessions.js');
 
@@ -93,7 +93,7 @@ module.exports = {
     ['--until D', 'entries at or before D (a bare date: to its end)'],
     ['-C N', `characters of context around a match (default ${DEFAULT_CONTEXT})`],
     ['--limit N', 'stop after N matching blocks'],
-    ['--json', 'one SessionMatch object per line, as found'],
+    ['--json', 'a line per match, as found: the session_search hit and field, blockIndex, text, ranges'],
   ],
   positionals: { min: 1, max: 1, name: '<pattern>' },
   options: {
@@ -116,13 +116,11 @@ module.exports = {
     const ctx = sessions.context(values);
     const cwd = values.all ? undefined : ctx.cwd;
     const paint = out.painter();
-    // Headers show what `ls` shows of a session: its listing, without texts
-    // (grepSessions lists the same folder again, from the listing's memo).
+    // Headers show what `ls` shows of a session, and --json its name: its listing,
+    // without texts (grepSessions lists the same folder again, from the listing's memo).
     const infos = new Map();
-    if (!values.json) {
-      const listing = await (values.all ? sessions.listEvery : sessions.listCurrent)(ctx, { texts: false, label: 'Listing sessions' });
-      for (const s of listing) infos.set(s.path, s);
-    }
+    const listing = await (values.all ? sessions.listEvery : sessions.listCurrent)(ctx, { texts: false, label: 'Listing sessions' });
+    for (const s of listing) infos.set(s.path, s);
     const now = Date.now();
     let lastPath;
     let found = 0;
@@ -131,7 +129,10 @@ module.exports = {
     const write = (text) => (process.stdout.write(text) ? undefined : new Promise((resolve) => process.stdout.once('drain', resolve)));
     const print = (match) => {
       found++;
-      if (values.json) return write(`${JSON.stringify(match)}\n`);
+      if (values.json) {
+        const { field, blockIndex, text, ranges } = match;
+        return write(`${JSON.stringify({ ...recallHitOf(match, infos.get(match.path)), field, blockIndex, text, ranges })}\n`);
+      }
       const lines = [];
       if (match.path !== lastPath) {
         const info = infos.get(match.path);

@@ -1,5 +1,5 @@
 'use strict';
-const { searchSessions } = require('../../../index.js');
+const { searchSessions, recallSessionOf } = require('../../../index.js');
 const out = require('../output.js');
 const sessions = require('../sessions.js');
 const { printSessions } = require('./ls.js');
@@ -11,13 +11,14 @@ module.exports = {
   summary: "search sessions as pi's /resume does",
   details:
     'Words match names, ids, message text and the cwd; "quoted phrases" match as written;\n' +
-    're:<pattern> is a JavaScript regular expression (case-insensitive).',
+    're:<pattern> is a JavaScript regular expression (case-insensitive).\n' +
+    'Exit status: 0 found, 1 nothing found, 2 bad usage.',
   help: [
     ['--all', 'every project, not only the current one'],
     ['--sort S', 'relevance (default), recent or threaded, as in /resume'],
     ['--named', 'named sessions only'],
     ['--limit N', 'the first N results only'],
-    ['--json', 'the SessionInfo[] of searchSessions'],
+    ['--json', '{ sessions, truncated }, sessions as the session_search tool lists them'],
   ],
   positionals: { min: 1, max: Infinity, name: '<query>' },
   options: {
@@ -42,21 +43,22 @@ module.exports = {
         sort,
         nameFilter: values.named ? 'named' : 'all',
         onProgress: bar.live ? (done, total) => bar.update(done, total) : undefined,
-        // The table shows no message text: only --json prints it.
-        allMessagesText: Boolean(values.json),
+        // Nothing printed shows the message text.
+        allMessagesText: false,
       };
       found = await searchSessions(query, options);
     } finally {
       bar.done();
     }
-    if (limit !== undefined) found = found.slice(0, limit);
+    const truncated = limit !== undefined && found.length > limit;
+    if (truncated) found = found.slice(0, limit);
     if (values.json) {
-      out.printJson(found);
-      return 0;
+      out.printJson({ sessions: found.map(recallSessionOf), truncated });
+      return found.length > 0 ? 0 : 1;
     }
     if (found.length === 0) {
       process.stderr.write(`no sessions match${values.all ? '' : ' in this project (--all for every project)'}\n`);
-      return 0;
+      return 1;
     }
     printSessions(found, values.all);
     return 0;
