@@ -970,10 +970,20 @@ export interface EntryOptions {
      * `PI_SESSION_NATIVE_RELEASE=0` or `1` in the environment overrides it.
      */
     release?: boolean;
+    /**
+     * Whether managers that let go (every one in this thread, pi's included) ask V8 to hand
+     * back the memory its collections emptied, once they have let go of 32 MB since the last
+     * request: V8 keeps those pages resident until a memory-reducing collection, which it
+     * may not run for a long time in a busy process. Each request starts one incremental
+     * collection after the current turn of the event loop. Default `true`;
+     * `PI_SESSION_NATIVE_RETURN_MEMORY=0` or `1` in the environment overrides it. Does
+     * nothing where the host is not V8 (Node).
+     */
+    returnMemory?: boolean;
 }
 
-/** Configures the managers made from now on; returns the setting in force. */
-export declare function configureEntries(options: EntryOptions): { release: boolean };
+/** Configures the managers made from now on; returns the settings (as configured, before the environment's word). */
+export declare function configureEntries(options: EntryOptions): { release: boolean; returnMemory: boolean };
 
 /** Which sessions `listSessions` lists, and how. */
 export interface ListSessionsOptions {

@@ -10,6 +10,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -271,4 +272,101 @@ test("the switches: configureEntries and useNativeSessions' option, overridden b
 	assert.equal(run("pi", "0"), false, "PI_SESSION_NATIVE_RELEASE=0 keeps every value, pi's too");
 	assert.equal(run("library", "1"), true, "PI_SESSION_NATIVE_RELEASE=1 lets go everywhere");
 	assert.equal(run("pi-keep", "1"), true, "over useNativeSessions' option");
+});
+
+// Handing memory back (lib/memory.js): every THRESHOLD bytes that managers letting go have
+// let go of, V8 is told of memory pressure once, from a timer after the current turn.
+const memory = createRequire(import.meta.url)(path.join(REPO_ROOT, "lib", "memory.js"));
+const nextTimer = () => new Promise((resolve) => setTimeout(resolve, 1));
+
+/** Appends 100 KB tool results to a new manager until `bytes` more have been let go (or that much written). */
+function appendHeavy(dir, bytes) {
+	const sm = SessionManager.create("/release/project", dir);
+	sm.appendMessage({ role: "user", content: "go", timestamp: 1 });
+	sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], provider: "p", model: "m", usage: { input: 1, output: 1 }, stopReason: "stop", timestamp: 2 });
+	const start = memory.requests.letGo;
+	for (let i = 0, written = 0; memory.requests.letGo - start < bytes && written < bytes; i++) {
+		const text = `${i} ${"z".repeat(100_000)}`;
+		sm.appendMessage({ role: "toolResult", toolCallId: `t${i}`, toolName: "bash", content: [{ type: "text", text }], isError: false, timestamp: 3 + i });
+		written += text.length;
+	}
+	sm.close();
+}
+
+test("managers letting go ask V8 for memory back once they have let go of enough; keeping managers and the switch off never ask", async () => {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pisn-return-"));
+	const before = configureEntries({});
+	const env = process.env.PI_SESSION_NATIVE_RETURN_MEMORY;
+	const asks = env === "0" ? false : env === "1" ? true : undefined;
+	try {
+		assert.throws(() => configureEntries({ returnMemory: "no" }), /options.returnMemory must be a boolean/);
+		assert.equal(before.returnMemory, true, "on by default");
+		const requested = async (options) => {
+			configureEntries(options);
+			await nextTimer(); // a request scheduled before runs now
+			const { count, answered } = memory.requests;
+			appendHeavy(dir, memory.THRESHOLD);
+			assert.equal(memory.requests.count, count, "not during the turn that let go");
+			await nextTimer();
+			assert.equal(memory.requests.answered - answered, memory.requests.count - count, "Node's V8 answers every request");
+			return memory.requests.count - count;
+		};
+		assert.equal(await requested({ release: true, returnMemory: true }), asks === false ? 0 : 1, "one request for THRESHOLD bytes let go");
+		assert.equal(await requested({ release: true, returnMemory: false }), asks === true ? 1 : 0, "configureEntries({ returnMemory: false })");
+		// PI_SESSION_NATIVE_RELEASE=1 (the release pass) makes every manager let go.
+		if (process.env.PI_SESSION_NATIVE_RELEASE !== "1") {
+			const letGo = memory.requests.letGo;
+			assert.equal(await requested({ release: false, returnMemory: true }), 0, "a manager keeping every value never asks");
+			assert.equal(memory.requests.letGo, letGo, "nor counts what it wrote");
+		}
+	} finally {
+		configureEntries(before);
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
+});
+
+test("a process appending many large values: its RSS drops back after the request, and stays up without it", () => {
+	// In a process of its own: pi's pattern (the values of the turns since the last
+	// compaction held by its agent, then dropped) with 100 KB values, one event loop turn per
+	// append, until three requests' worth is let go; then half a second idle, and the RSS
+	// (what it grew by since the start). V8 keeps the pages its collections emptied until a
+	// memory-reducing collection: without the request they stay resident.
+	const probe = `
+		const { SessionManager, configureEntries } = require(${JSON.stringify(path.join(REPO_ROOT, "index.js"))});
+		const memory = require(${JSON.stringify(path.join(REPO_ROOT, "lib", "memory.js"))});
+		const fs = require("node:fs"), os = require("node:os"), path = require("node:path");
+		configureEntries({ release: true });
+		const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pisn-rss-"));
+		const sm = SessionManager.create(dir, dir);
+		sm.appendMessage({ role: "user", content: "go", timestamp: 1 });
+		sm.appendMessage({ role: "assistant", content: [{ type: "text", text: "ok" }], usage: { input: 1, output: 1 }, stopReason: "stop", timestamp: 2 });
+		(async () => {
+			const start = process.memoryUsage.rss();
+			let held = [];
+			for (let i = 0; memory.requests.letGo < 3 * memory.THRESHOLD; i++) {
+				if (held.length === 8) held = [];
+				const message = { role: "toolResult", toolCallId: "t" + i, toolName: "bash", content: [{ type: "text", text: (i + " ").padEnd(100000, String.fromCharCode(97 + (i % 26))) }], isError: false, timestamp: 3 + i };
+				held.push(message);
+				sm.appendMessage(message);
+				await new Promise((resolve) => setImmediate(resolve));
+			}
+			await new Promise((resolve) => setTimeout(resolve, 500));
+			process.stdout.write(JSON.stringify({ grown: process.memoryUsage.rss() - start, requests: memory.requests.count }));
+			sm.close();
+			fs.rmSync(dir, { recursive: true, force: true });
+		})();
+	`;
+	const run = (returnMemory) => {
+		const child = spawnSync(process.execPath, ["-e", probe], { encoding: "utf8", env: { ...process.env, PI_SESSION_NATIVE_RETURN_MEMORY: returnMemory } });
+		assert.equal(child.status, 0, child.stderr);
+		return JSON.parse(child.stdout);
+	};
+	const MB = 2 ** 20;
+	const asked = run("1");
+	const unasked = run("0");
+	console.log(`# RSS grown by ${(3 * memory.THRESHOLD) / MB} MB of appends let go: ${(asked.grown / MB).toFixed(0)} MB asking V8 for memory back (${asked.requests} requests), ${(unasked.grown / MB).toFixed(0)} MB without`);
+	assert.equal(asked.requests, 3);
+	assert.equal(unasked.requests, 0, "PI_SESSION_NATIVE_RETURN_MEMORY=0");
+	// Measured: about 3 MB against 40 to 50 MB.
+	assert.ok(asked.grown < unasked.grown - 16 * MB, `the RSS dropped back: grown ${asked.grown} bytes asking, ${unasked.grown} without`);
 });

@@ -56,10 +56,15 @@ const option = (name, fallback) => {
 const turns = Number(option("--turns", "1000"));
 const kb = Number(option("--kb", "100"));
 const samples = Number(option("--samples", "3"));
-/** pi's own class; ours letting go (pi's default with this package); ours keeping every value. */
-const ALL_SIDES = ["pi", "native", "keep"];
+/**
+ * pi's own class; ours letting go (pi's default with this package); ours letting go without
+ * asking V8 to hand memory back (PI_SESSION_NATIVE_RETURN_MEMORY=0); ours keeping every value.
+ */
+const ALL_SIDES = ["pi", "native", "unasked", "keep"];
+const DEFAULT_SIDES = ["pi", "native", "keep"];
 /** --sides native: only those (a 10,000-turn run of pi's own class takes half an hour here). */
-const SIDES = option("--sides", ALL_SIDES.join(",")).split(",");
+const SIDES = option("--sides", DEFAULT_SIDES.join(",")).split(",");
+const sidesNamed = SIDES.join(",") !== DEFAULT_SIDES.join(",");
 if (!SIDES.every((side) => ALL_SIDES.includes(side))) throw new Error(`--sides: a list of ${ALL_SIDES.join(", ")}`);
 /** Turns before the heap is first weighed: pi's code, the model and the first context are in by then. */
 const WARM_TURNS = 10;
@@ -89,7 +94,7 @@ async function child(side) {
 	try {
 		const sdk = await import("@earendil-works/pi-coding-agent");
 		const { createAgentSessionRuntime, ModelRuntime, SessionManager, SettingsManager } = sdk;
-		if (side !== "pi") createRequire(import.meta.url)("../index.js").useNativeSessions(SessionManager, { releaseEntries: side === "native" });
+		if (side !== "pi") createRequire(import.meta.url)("../index.js").useNativeSessions(SessionManager, { releaseEntries: side !== "keep" });
 		const { fauxAssistantMessage, fauxProvider, fauxText, fauxToolCall } = await import("@earendil-works/pi-ai");
 		const { Type } = await import("typebox"); // pi-coding-agent's own dependency, what its tools use
 
@@ -170,9 +175,13 @@ async function child(side) {
 		});
 
 		const times = [];
+		// The RSS after every turn: what the process holds over its life, whenever V8 last
+		// handed pages back (the RSS at the end depends on how long ago that was).
+		let rssSum = 0;
 		let heapWarm;
 		let entriesWarm;
 		const start = performance.now();
+		const cpuStart = process.cpuUsage();
 		for (turn = 1; turn <= turns; turn++) {
 			if (turn === WARM_TURNS + 1) {
 				global.gc();
@@ -185,6 +194,7 @@ async function child(side) {
 			const t0 = performance.now();
 			await runtime.session.prompt(`turn ${turn}: fetch blob ${turn} and tell me what it holds`);
 			times.push(performance.now() - t0);
+			rssSum += process.memoryUsage.rss();
 			// A real model's reply arrives through I/O, in a later turn of the event loop; the
 			// faux provider's comes in microtasks, so that a whole run would be one V8 job, and
 			// V8 keeps every WeakRef target made or read in a job until the job ends.
@@ -194,6 +204,9 @@ async function child(side) {
 			if (errors.length > 5) break;
 		}
 		const totalMs = performance.now() - start;
+		// CPU time of every thread of the process (V8's helper threads too): moves less than
+		// the wall time when other work shares the machine.
+		const cpu = process.cpuUsage(cpuStart);
 		await nextTurnOfTheLoop();
 		global.gc();
 		global.gc();
@@ -224,7 +237,9 @@ async function child(side) {
 			early: median(times.slice(0, 100)),
 			late: median(times.slice(-100)),
 			totalMs,
+			cpuMs: (cpu.user + cpu.system) / 1000,
 			rss: mem.rss,
+			rssMean: rssSum / times.length,
 			rssNeeded,
 			heapUsed: mem.heapUsed,
 			heapAdded: mem.heapUsed - heapWarm,
@@ -239,6 +254,8 @@ async function child(side) {
 			fileLines,
 			counts,
 			errors,
+			// What our managers asked of V8 (lib/memory.js): requests to hand memory back.
+			memoryRequests: side === "pi" ? undefined : createRequire(import.meta.url)("../lib/memory.js").requests,
 		};
 		await runtime.dispose();
 		process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -253,8 +270,9 @@ async function child(side) {
 function parent() {
 	const self = fileURLToPath(import.meta.url);
 	const runChild = (side) => {
-		const run = spawnSync(NODE22, ["--expose-gc", self, "--child", side, "--turns", String(turns), "--kb", String(kb)], {
+		const run = spawnSync(NODE22, ["--expose-gc", self, "--child", side, "--turns", String(turns), "--kb", String(kb), "--sides", SIDES.join(",")], {
 			cwd: REPO_ROOT,
+			env: side === "unasked" ? { ...process.env, PI_SESSION_NATIVE_RETURN_MEMORY: "0" } : process.env,
 			encoding: "utf8",
 			stdio: ["ignore", "pipe", "pipe"],
 			maxBuffer: 64 * 1024 * 1024,
@@ -267,19 +285,20 @@ function parent() {
 		if (r.errors.length) throw new Error(`${side}: errors in the run:\n${r.errors.join("\n")}`);
 		if (r.turns !== turns) throw new Error(`${side}: ran ${r.turns} turns of ${turns}`);
 		if (r.native !== (side !== "pi")) throw new Error(`${side}: the session manager is ${r.native ? "" : "not "}ours`);
-		if ((r.letGo > 0) !== (side === "native")) throw new Error(`${side}: ${r.letGo} entries let go of their message`);
+		if (side === "unasked" && r.memoryRequests.count > 0) throw new Error(`${side}: asked V8 for memory back`);
+		if ((r.letGo > 0) !== (side === "native" || side === "unasked")) throw new Error(`${side}: ${r.letGo} entries let go of their message`);
 		return r;
 	};
 	const MB = (v) => `${(v / 2 ** 20).toFixed(0)} MB`;
 	const ms = (v) => `${v.toFixed(1)} ms`;
 	console.log(`pi SDK, ${turns} turns with ${kb} KB tool results, ${samples} samples per side, sides alternating`);
-	const results = { pi: [], native: [], keep: [] };
+	const results = Object.fromEntries(ALL_SIDES.map((side) => [side, []]));
 	for (let i = 0; i < samples; i++) {
 		for (const side of i % 2 === 0 ? SIDES : [...SIDES].reverse()) {
 			const r = runChild(side);
 			results[side].push(r);
 			console.log(
-				`  ${side.padEnd(6)} total ${(r.totalMs / 1000).toFixed(1)} s, per turn first 100 ${ms(r.early)} last 100 ${ms(r.late)}, RSS ${MB(r.rss)} (anon ${MB(r.rssAnon)}, file ${MB(r.rssFile)}; peak ${MB(r.maxRss)}), heap ${MB(r.heapUsed)} (added by the turns ${MB(r.heapAdded)}, ${r.heapPerEntry.toFixed(0)} B an entry), external ${MB(r.external)}; ${r.entryCount} entries, ${r.compactions} compactions, ${r.counts.summaries} summary requests, file ${MB(r.fileBytes)} (${r.fileLines} lines)`,
+				`  ${side.padEnd(6)} total ${(r.totalMs / 1000).toFixed(1)} s (CPU ${(r.cpuMs / 1000).toFixed(1)} s), per turn first 100 ${ms(r.early)} last 100 ${ms(r.late)}, RSS ${MB(r.rss)} (mean over the turns ${MB(r.rssMean)}; anon ${MB(r.rssAnon)}, file ${MB(r.rssFile)}; peak ${MB(r.maxRss)}), heap ${MB(r.heapUsed)} (added by the turns ${MB(r.heapAdded)}, ${r.heapPerEntry.toFixed(0)} B an entry), external ${MB(r.external)}; ${r.entryCount} entries, ${r.compactions} compactions, ${r.counts.summaries} summary requests, file ${MB(r.fileBytes)} (${r.fileLines} lines)${r.memoryRequests ? `; ${r.memoryRequests.count} requests to hand memory back (${r.memoryRequests.ms.toFixed(1)} ms), ${MB(r.memoryRequests.letGo)} let go` : ""}`,
 			);
 		}
 		// Every side did the first side's work (the same entries, compactions, requests, file).
@@ -297,7 +316,9 @@ function parent() {
 		["per turn, first 100 turns", "early", ms],
 		["per turn, last 100 turns", "late", ms],
 		["all turns", "totalMs", (v) => `${(v / 1000).toFixed(1)} s`],
+		["CPU time of all turns (every thread)", "cpuMs", (v) => `${(v / 1000).toFixed(1)} s`],
 		["RSS after the last turn (after gc)", "rss", MB],
+		["RSS after a turn, mean over the turns", "rssMean", MB],
 		["RSS once V8 hands back the pages it emptied (a last-resort gc)", "rssNeeded", MB],
 		["of which anonymous memory (RssAnon)", "rssAnon", MB],
 		["of which mapped files (RssFile)", "rssFile", MB],
@@ -317,15 +338,15 @@ function parent() {
 		});
 		return `| ${label} | ${cells.join(" | ")} |`;
 	});
-	const TITLES = { pi: ["pi's own class"], native: ["ours (letting go: pi's default)", "ratio"], keep: ["ours keeping every value", "ratio"] };
+	const TITLES = { pi: ["pi's own class"], native: ["ours (letting go: pi's default)", "ratio"], unasked: ["ours letting go, V8 not asked for memory back", "ratio"], keep: ["ours keeping every value", "ratio"] };
 	const titles = SIDES.flatMap((side) => (withPi ? TITLES[side] : TITLES[side].slice(0, 1)));
 	const r0 = results[SIDES[0]][0];
 	const machine = `${os.cpus()[0]?.model ?? "?"}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(1)} GB RAM, ${os.platform()} ${os.release()}`;
-	const heading = `### ${turns} turns, ${kb} KB tool results${SIDES.length < ALL_SIDES.length ? ` (${SIDES.join(", ")})` : ""}`;
+	const heading = `### ${turns} turns, ${kb} KB tool results${sidesNamed ? ` (${SIDES.join(", ")})` : ""}`;
 	const table = [
 		heading,
 		"",
-		`\`node benchmark/sdk-turns.mjs --turns ${turns} --kb ${kb} --samples ${samples}${SIDES.length < ALL_SIDES.length ? ` --sides ${SIDES.join(",")}` : ""}\`, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC; ${machine}; pi 1.6.0 (SDK) on Node ${spawnSync(NODE22, ["--version"], { encoding: "utf8" }).stdout.trim()}.`,
+		`\`node benchmark/sdk-turns.mjs --turns ${turns} --kb ${kb} --samples ${samples}${sidesNamed ? ` --sides ${SIDES.join(",")}` : ""}\`, ${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC; ${machine}; pi 1.6.0 (SDK) on Node ${spawnSync(NODE22, ["--version"], { encoding: "utf8" }).stdout.trim()}.`,
 		`Each run: ${r0.entryCount} entries, ${r0.compactions} compactions, a ${MB(r0.fileBytes)} session file.`,
 		"",
 		`| median | ${titles.join(" | ")} |`,
@@ -336,6 +357,8 @@ function parent() {
 	console.log(`\n${table}`);
 	const resultsFile = path.join(BENCH_DIR, "results-sdk-turns.md");
 	const previous = fs.existsSync(resultsFile) ? fs.readFileSync(resultsFile, "utf8") : "# A long-lived pi SDK process, pi's own class and ours (benchmark/sdk-turns.mjs)\n\n";
-	const kept = previous.split(/(?=^### )/m).filter((part) => !part.startsWith(heading));
+	// The section of the same run replaced (by its whole heading line: a default run's heading
+	// is the start of a --sides run's).
+	const kept = previous.split(/(?=^### )/m).filter((part) => part.split("\n")[0] !== heading);
 	fs.writeFileSync(resultsFile, `${kept.join("").trimEnd()}\n\n${table}`);
 }

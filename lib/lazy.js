@@ -14,6 +14,7 @@
 // itself get the same accessors (`releaseWritten`), their first value being the
 // caller's own.
 const { call } = require('./errors.js');
+const memory = require('./memory.js');
 
 /** Where a cut value is: [in `message`, key], by slot (src/format/lazy.rs SLOTS). */
 const SLOTS = [
@@ -51,6 +52,7 @@ class LazySource {
     this.#assertOpen();
     const text = call(() => this.native.cutValue(position, slot));
     handed.chars += text.length;
+    if (this.release) memory.letGo(text.length);
     return JSON.parse(text);
   }
 

@@ -12,6 +12,7 @@ const paths = require('./paths.js');
 const context = require('./context.js');
 const listing = require('./listing.js');
 const lazy = require('./lazy.js');
+const memory = require('./memory.js');
 
 const CURRENT_SESSION_VERSION = 3;
 // Lines parsed per JSON.parse when many entries are needed at once; bounded so a
@@ -74,13 +75,19 @@ function withRelease(release, make) {
   }
 }
 
-/** The package's switch for managers made by its own statics (see README). */
+/**
+ * The package's switch for managers made by its own statics (see README), and for
+ * whether managers that let go ask V8 to hand memory back (every manager of the thread:
+ * lib/memory.js).
+ */
 function configureEntries(options) {
   if (options === null || typeof options !== 'object') throw new TypeError('configureEntries options must be an object');
-  const { release } = options;
+  const { release, returnMemory } = options;
   if (release !== undefined && typeof release !== 'boolean') throw new TypeError('options.release must be a boolean');
+  if (returnMemory !== undefined && typeof returnMemory !== 'boolean') throw new TypeError('options.returnMemory must be a boolean');
   if (release !== undefined) libraryRelease = release;
-  return { release: libraryRelease };
+  if (returnMemory !== undefined) memory.configure(returnMemory);
+  return { release: libraryRelease, returnMemory: memory.configured() };
 }
 
 function headerCwd(header) {
@@ -403,7 +410,9 @@ class SessionManager {
     if (line.length * 3 <= lazy.THRESHOLD) return entry;
     const source = this.#lazySource();
     const cuts = source.cuts(position);
-    return cuts === 0 ? entry : lazy.releaseWritten(entry, cuts, source, position, this.#origins);
+    if (cuts === 0) return entry;
+    memory.letGo(line.length);
+    return lazy.releaseWritten(entry, cuts, source, position, this.#origins);
   }
 
   appendMessage(message) {

@@ -11,6 +11,7 @@ use crate::session::SessionError;
 mod doctor;
 mod grep;
 mod listing;
+mod memory;
 mod search;
 mod session;
 mod text;

@@ -429,6 +429,13 @@ pub fn host_symbol(name: &std::ffi::CStr) -> Option<*mut c_void> {
     (!symbol.is_null()).then_some(symbol)
 }
 
+/// The address of an exported C++ function of the host process, by its
+/// mangled names: Itanium's (Linux, macOS: what `dlsym` finds) or MSVC's
+/// (Windows: node.exe is built by MSVC, whichever compiler built this addon).
+pub fn host_cxx_symbol(itanium: &std::ffi::CStr, msvc: &std::ffi::CStr) -> Option<*mut c_void> {
+    host_symbol(if cfg!(windows) { msvc } else { itanium })
+}
+
 #[cfg(windows)]
 mod windows {
     use std::ffi::{c_char, c_void};
