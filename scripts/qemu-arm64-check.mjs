@@ -50,7 +50,9 @@ const { SessionManager, buildSessionContext } = pkg;
         context: context.messages.map((m) => [m.role, JSON.stringify(m).length]),
       };
     });
-  const out = { arch: process.arch, sessions };
+  // V8's memory pressure call, found in this Node by its Itanium names (src/binding/memory.rs).
+  const memoryBack = createRequire(packageDir + "/")("./lib/native.js").requestMemoryBack(false);
+  const out = { arch: process.arch, sessions, memoryBack };
   if (scratchDir) {
     const sm = SessionManager.create("/home/user/arm", scratchDir);
     sm.appendMessage({ role: "user", content: "hello from " + process.arch, timestamp: 1 });
@@ -146,6 +148,7 @@ function main() {
       return JSON.parse(r.stdout);
     });
     assert.equal(answer.arch, "arm64");
+    assert.equal(answer.memoryBack, true, "arm64 Node exports V8's Isolate::GetCurrent and MemoryPressureNotification");
     assert.equal(answer.sessions.length, 3);
     assert.deepEqual(answer.sessions, host.sessions, "arm64 answers about the same folder as x64");
     assert.deepEqual(answer.written, { entries: 3, last: 120 });

@@ -130,6 +130,8 @@ async function steps(name, { SessionManager, getDefaultSessionDir }) {
 
 const result = { platform: process.platform, arch: process.arch, node: process.version };
 result.io = require(path.join(root, "binding.js")).ioImplementation();
+// V8's memory pressure call, found in node.exe by its MSVC names (src/binding/memory.rs).
+result.memoryBack = require(path.join(root, "binding.js")).requestMemoryBack(false);
 result.ours = await steps("ours", ours);
 result.reference = await steps("reference", reference);
 console.log(JSON.stringify(result));
@@ -230,6 +232,7 @@ function main() {
     console.log(`wine-check: smoke answers ${JSON.stringify(answer)}`);
     assert.equal(answer.platform, "win32");
     assert.equal(answer.io, "portable", "Windows uses the portable I/O implementation");
+    assert.equal(answer.memoryBack, true, "node.exe exports V8's Isolate::GetCurrent and MemoryPressureNotification under their MSVC names");
     const { afterDelete: oursAfterDelete, ...ours } = answer.ours;
     const { afterDelete: referenceAfterDelete, ...reference } = answer.reference;
     assert.deepEqual(ours, reference, "ours and the reference give the same answers under Windows Node");
