@@ -70,7 +70,8 @@ export default function (pi) {
   let left = 0;
   let compactions = 0;
   const report = async (ctx) => {
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // pi at rest after its last reply, as while its user reads it (1.5 s: past lib/memory.js's IDLE_MS).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     globalThis.gc?.();
     await new Promise((resolve) => setImmediate(resolve));
     globalThis.gc?.();

@@ -325,6 +325,32 @@ test("managers letting go ask V8 for memory back once they have let go of enough
 	}
 });
 
+test("an idle process asks once IDLE_THRESHOLD bytes wait, when nothing was let go for IDLE_MS", { skip: process.env.PI_SESSION_NATIVE_RETURN_MEMORY === "0" && "PI_SESSION_NATIVE_RETURN_MEMORY=0" }, async () => {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pisn-idle-"));
+	const before = configureEntries({ release: true, returnMemory: true });
+	const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+	try {
+		await sleep(memory.IDLE_MS + 100); // whatever an earlier test left waits no more
+		const { count } = memory.requests;
+		appendHeavy(dir, memory.IDLE_THRESHOLD);
+		await nextTimer();
+		assert.equal(memory.requests.count, count, "below THRESHOLD: not at once");
+		// Busy: a little more let go every half IDLE_MS puts the request off.
+		for (let i = 0; i < 3; i++) {
+			await sleep(memory.IDLE_MS / 2);
+			appendHeavy(dir, 1);
+		}
+		assert.equal(memory.requests.count, count, "not while values are being let go");
+		await sleep(memory.IDLE_MS + 200);
+		assert.equal(memory.requests.count, count + 1, "once idle for IDLE_MS");
+		await sleep(memory.IDLE_MS + 200);
+		assert.equal(memory.requests.count, count + 1, "once: nothing waits any more");
+	} finally {
+		configureEntries(before);
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
+});
+
 test("a process appending many large values: its RSS drops back after the request, and stays up without it", () => {
 	// In a process of its own: pi's pattern (the values of the turns since the last
 	// compaction held by its agent, then dropped) with 100 KB values, one event loop turn per

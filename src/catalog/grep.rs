@@ -80,7 +80,14 @@ struct RunFinder {
     /// ripgrep looks for a caseless word), and where they start in the run. A
     /// single byte in both cases stops too often: `Z` ends every timestamp.
     cases: Option<(usize, aho_corasick::packed::Searcher)>,
+    /// `cases` and, after them, the starts of the escapes `tool_call_escape`
+    /// looks for (`\u0`, `\ud`, `\uD`): one pass over a text for both.
+    /// With how many of its patterns are cases of the run.
+    cases_or_escapes: Option<(aho_corasick::packed::Searcher, usize)>,
 }
+
+/// What `tool_call_escape` looks for begins so.
+const ESCAPE_STARTS: [&[u8]; 3] = [b"\\u0", b"\\ud", b"\\uD"];
 
 /// How common a byte is in session files (higher: more common), for picking
 /// the byte to look for: JSON punctuation, then English letters by frequency.
@@ -117,13 +124,14 @@ impl RunFinder {
                 (b - a >= 2).then(|| (a, memchr::memmem::Finder::new(&run[a..b]).into_owned()))
             })
             .flatten();
-        let cases = (fold && caseless.is_none() && run.len() >= 3)
-            .then(|| {
-                let width = run.len().min(3);
-                let at = rare.min(run.len() - width);
-                Some((at, every_case(&run[at..at + width])?))
-            })
-            .flatten();
+        let window = (fold && caseless.is_none() && run.len() >= 3).then(|| {
+            let width = run.len().min(3);
+            let at = rare.min(run.len() - width);
+            (at, at + width)
+        });
+        let cases = window.and_then(|(at, end)| Some((at, every_case(&run[at..end], &[])?.0)));
+        let cases_or_escapes =
+            window.and_then(|(at, end)| every_case(&run[at..end], &ESCAPE_STARTS));
         RunFinder {
             run,
             fold,
@@ -131,6 +139,7 @@ impl RunFinder {
             exact,
             caseless,
             cases,
+            cases_or_escapes,
         }
     }
 
@@ -181,10 +190,45 @@ impl RunFinder {
     fn is_in(&self, hay: &[u8]) -> bool {
         self.find_from(hay, 0).is_some()
     }
+
+    fn fits(&self, hay: &[u8], start: usize) -> bool {
+        let n = self.run.len();
+        start + n <= hay.len() && hay[start..start + n].eq_ignore_ascii_case(&self.run)
+    }
+
+    /// Where, at or after `from`, the run starts or an escape `tool_call_escape`
+    /// finds does, in one pass (`cases_or_escapes`, which the caller knows is there).
+    fn run_or_escape_from(&self, hay: &[u8], from: usize) -> Option<usize> {
+        let (searcher, variants) = self.cases_or_escapes.as_ref()?;
+        let (at, _) = self.cases.as_ref()?;
+        let mut next = from;
+        while next < hay.len() {
+            let Some(found) = searcher.find_in(hay, aho_corasick::Span::from(next..hay.len()))
+            else {
+                break;
+            };
+            let s = found.start();
+            let hit = if found.pattern().as_usize() < *variants {
+                s >= from + at && self.fits(hay, s - at)
+            } else {
+                escape_at(hay, s).is_some_and(|(unit, capital)| written_otherwise(unit, capital))
+            };
+            if hit {
+                return Some(if found.pattern().as_usize() < *variants {
+                    s - at
+                } else {
+                    s
+                });
+            }
+            next = s + 1;
+        }
+        None
+    }
 }
 
-/// A searcher for `part` in every ASCII case, where the CPU has one (SIMD).
-fn every_case(part: &[u8]) -> Option<aho_corasick::packed::Searcher> {
+/// A searcher for `part` in every ASCII case, then for each of `more`, where
+/// the CPU has one (SIMD), and how many cases it has.
+fn every_case(part: &[u8], more: &[&[u8]]) -> Option<(aho_corasick::packed::Searcher, usize)> {
     let letters: Vec<usize> = (0..part.len())
         .filter(|&i| part[i].is_ascii_alphabetic())
         .collect();
@@ -198,7 +242,10 @@ fn every_case(part: &[u8]) -> Option<aho_corasick::packed::Searcher> {
         }
         builder.add(case);
     }
-    builder.build()
+    for pattern in more {
+        builder.add(pattern);
+    }
+    Some((builder.build()?, 1 << letters.len()))
 }
 
 /// The escapes `\uXXXX` in `raw` at or after `from`: where each starts, and
@@ -210,13 +257,20 @@ fn unicode_escapes(raw: &[u8], from: usize) -> impl Iterator<Item = (usize, u16,
     let escape = ESCAPE.get_or_init(|| memchr::memmem::Finder::new(b"\\u"));
     let hay = raw.get(from..).unwrap_or_default();
     escape.find_iter(hay).filter_map(move |i| {
-        let digits = raw.get(from + i + 2..from + i + 6)?;
-        let hex = |b: &u8| (*b as char).to_digit(16);
-        let unit = digits
-            .iter()
-            .try_fold(0u16, |n, b| Some(n * 16 + hex(b)? as u16))?;
-        Some((from + i, unit, digits.iter().any(u8::is_ascii_uppercase)))
+        let (unit, capital) = escape_at(raw, from + i)?;
+        Some((from + i, unit, capital))
     })
+}
+
+/// The code unit that the `\uXXXX` at `at` in `raw` writes, and whether its
+/// hex digits hold a capital.
+fn escape_at(raw: &[u8], at: usize) -> Option<(u16, bool)> {
+    let digits = raw.get(at + 2..at + 6)?;
+    let hex = |b: &u8| (*b as char).to_digit(16);
+    let unit = digits
+        .iter()
+        .try_fold(0u16, |n, b| Some(n * 16 + hex(b)? as u16))?;
+    Some((unit, digits.iter().any(u8::is_ascii_uppercase)))
 }
 
 /// Where, at or after `from`, `raw` JSON text has a `\u00XX` escape of a run
@@ -239,14 +293,18 @@ fn run_byte_escape(raw: &[u8], from: usize) -> Option<usize> {
 /// (`\u00e9`, `\u0022`) cannot.
 fn tool_call_escape(raw: &[u8], from: usize) -> Option<usize> {
     unicode_escapes(raw, from)
-        .find(|&(_, unit, capital)| {
-            let control = unit < 0x20;
-            let surrogate = (0xd800..0xe000).contains(&unit);
-            (unit < 0x80 && is_run_byte(unit as u8))
-                || matches!(unit, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)
-                || ((control || surrogate) && capital)
-        })
+        .find(|&(_, unit, capital)| written_otherwise(unit, capital))
         .map(|(at, _, _)| at)
+}
+
+/// Whether `JSON.stringify` writes the code unit an escape wrote otherwise,
+/// in a way that may make a run (see `tool_call_escape`).
+fn written_otherwise(unit: u16, capital: bool) -> bool {
+    let control = unit < 0x20;
+    let surrogate = (0xd800..0xe000).contains(&unit);
+    (unit < 0x80 && is_run_byte(unit as u8))
+        || matches!(unit, 0x08 | 0x09 | 0x0a | 0x0c | 0x0d)
+        || ((control || surrogate) && capital)
 }
 
 /// The ASCII runs every match of a pattern contains.
@@ -876,13 +934,19 @@ impl FileGrep<'_> {
                 from = end + 1;
             }
         };
-        lines_holding(&|from| first.find_from(bytes, from));
         if self.fields.has(Field::ToolCall) && as_written(&first.run) {
             // A tool call that may match holds the run as its line does, or
             // the line has an escape its text writes otherwise (see
-            // `tool_calls_may_match`), of which those of run bytes are some.
-            lines_holding(&|from| tool_call_escape(bytes, from));
+            // `tool_calls_may_match`), of which those of run bytes are some:
+            // both in one pass where the finder has one.
+            if first.cases_or_escapes.is_some() {
+                lines_holding(&|from| first.run_or_escape_from(bytes, from));
+            } else {
+                lines_holding(&|from| first.find_from(bytes, from));
+                lines_holding(&|from| tool_call_escape(bytes, from));
+            }
         } else {
+            lines_holding(&|from| first.find_from(bytes, from));
             lines_holding(&|from| run_byte_escape(bytes, from));
             if self.fields.has(Field::ToolCall) {
                 let calls = memchr::memmem::Finder::new(b"toolCall");
@@ -1103,6 +1167,45 @@ mod tests {
                 let finder = RunFinder::new(run.as_bytes().to_vec(), true);
                 assert_eq!(finder.find_from(hay.as_bytes(), 0), want, "{run} in {hay}");
             }
+        }
+    }
+
+    #[test]
+    fn one_pass_for_a_run_and_escapes_finds_the_first_of_either() {
+        let mut seed = 11u64;
+        let mut next = |n: u64| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        };
+        let pieces: [&[u8]; 12] = [
+            b"zeb", b"ZEBRA", b"zebra", b"\\u001b", b"\\u0041", b"\\u0009", b"\\uD800", b"\\ud800",
+            b"\\u00", b"raz", b"\"id\":", b"eBRaz",
+        ];
+        for _ in 0..4000 {
+            let mut hay = Vec::new();
+            let long = next(3) == 0;
+            for _ in 0..next(if long { 80 } else { 8 }) {
+                hay.extend_from_slice(pieces[next(pieces.len() as u64) as usize]);
+            }
+            // The part looked for is the run's start, or its end (`raz`).
+            let run = [&b"zebra"[..], b"ebraz"][next(2) as usize];
+            let finder = RunFinder::new(run.to_vec(), true);
+            assert!(finder.cases_or_escapes.is_some());
+            let from = next(hay.len() as u64 + 1) as usize;
+            let run = finder.find_from(&hay, from);
+            let escape = tool_call_escape(&hay, from);
+            let want = match (run, escape) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            assert_eq!(
+                finder.run_or_escape_from(&hay, from),
+                want,
+                "{} from {from}",
+                String::from_utf8_lossy(&hay)
+            );
         }
     }
 
