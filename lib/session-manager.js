@@ -89,6 +89,7 @@ function headerCwd(header) {
 
 /** Set by SessionManager's static block (it reads private state). */
 let accountManager;
+let recallViewOf;
 
 class SessionManager {
   #native;
@@ -886,6 +887,24 @@ class SessionManager {
       }
       return call(() => n.account(positions, pending));
     };
+    // For lib/recall.js: a page of a branch without building the branch's
+    // entries (positions from Rust, only the page's entries built).
+    recallViewOf = (manager) => ({
+      /** getBranch(leafId)'s path as `{ positions, readable, target }` (see NativeSession.recallBranch). */
+      branch(leafId, target) {
+        const start = leafId ?? manager.#leaf();
+        return manager.#native.recallBranch(start ? keyOf(start) : undefined, target);
+      },
+      /** The entries at `positions`, each built once. */
+      entries: (positions) => manager.#allAt(positions),
+      /** The id of the newest leaf under entry `id` (down its last child each time). */
+      newestLeafUnder(id) {
+        const position = manager.#native.newestLeafUnder(keyOf(id));
+        return position < 0 ? id : manager.#at(position).id;
+      },
+      /** Whether the file opened may be damaged: false, true, or null when not known. */
+      mayBeDamaged: () => manager.#native.mayBeDamaged(),
+    });
   }
 }
 
@@ -896,4 +915,5 @@ module.exports = {
   configureEntries,
   withRelease,
   accountManager: (m) => accountManager(m),
+  recallView: (m) => recallViewOf(m),
 };
