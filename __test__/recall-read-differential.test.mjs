@@ -162,6 +162,8 @@ test("recallRead gives the old page's text and details for every option, on clea
 	let pages = 0;
 	let errors = 0;
 	let notes = 0;
+	let offBranch = 0;
+	let cut = 0;
 	for (const file of [...clean, ...damaged]) {
 		// Our first read ends a torn last line with its newline (as pi's reading does): the oracle reads after it.
 		await recallRead({ session: file, cwd });
@@ -177,10 +179,14 @@ test("recallRead gives the old page's text and details for every option, on clea
 			if (ours.error) errors++;
 			else pages++;
 			if (ours.text?.includes("This file is damaged")) notes++;
+			if (ours.text?.includes("is not on the branch to the session's leaf")) offBranch++;
+			if (ours.truncated) cut++;
 		}
 	}
 	assert.ok(pages > 200 && errors > 0, `pages ${pages}, errors ${errors}`);
 	assert.ok(notes > 0, "a damaged file's page says so");
+	assert.ok(offBranch > 0, "an entry off the leaf's branch was read on its own branch");
+	console.log(`# ${pages} pages (${offBranch} off the leaf's branch, ${cut} cut at the output limit, ${notes} of damaged files), ${errors} errors`);
 });
 
 test("a v1 file reads as before: migrated in memory (ids made anew each open), not rewritten", { skip: oldFile ? false : `no fixtures at ${FIXTURES}` }, async () => {
