@@ -20,7 +20,7 @@ const guard = require('./file-guard.js');
 const native = require('./native.js');
 const { grepListedSessions, grepListedFolders, scanParentHeaders } = require('./grep.js');
 const { Heap } = require('./heap.js');
-const { SessionManager, CURRENT_SESSION_VERSION, recallView } = require('./session-manager.js');
+const { SessionManager, CURRENT_SESSION_VERSION, recallView, openChecked } = require('./session-manager.js');
 const { loadEntriesFromFile } = require('./loader.js');
 const { checkSession } = require('./doctor.js');
 const text = require('./recall-text.js');
@@ -345,7 +345,8 @@ function readableSessionFile(file, place) {
  */
 function openManager(target, place) {
   const header = readHeader(target);
-  if (header?.version === CURRENT_SESSION_VERSION) return SessionManager.open(target);
+  // Its lines checked as they are read: a whole file needs no doctor (see damageNote).
+  if (header?.version === CURRENT_SESSION_VERSION) return openChecked(target);
   const cwd = typeof header?.cwd === 'string' && header.cwd !== '' ? header.cwd : place.cwd;
   return SessionManager.inMemory(cwd, undefined, loadEntriesFromFile(target));
 }

@@ -371,10 +371,16 @@ impl NativeSession {
         self.inner().flushed = flushed;
     }
 
-    /// "missing", "empty", "loaded" or "migrated".
+    /// "missing", "empty", "loaded" or "migrated". `check_lines`: see too
+    /// whether the doctor could fault the file (`Session::open_checked`).
     #[napi(catch_unwind)]
-    pub fn open(&mut self, env: Env, path: String) -> Result<String> {
-        let outcome = self.inner().open(std::path::Path::new(&path));
+    pub fn open(&mut self, env: Env, path: String, check_lines: Option<bool>) -> Result<String> {
+        let path = std::path::Path::new(&path);
+        let outcome = if check_lines == Some(true) {
+            self.inner().open_checked(path)
+        } else {
+            self.inner().open(path)
+        };
         self.report_memory(&env);
         let outcome = outcome.map_err(to_napi)?;
         Ok(match outcome {

@@ -23,8 +23,8 @@ const TRIM_AFTER_OPENING: u64 = 32 * 1024 * 1024;
 const LONG_LINE: usize = 256 << 20;
 
 /// Whether an entry's line may be one `pi-sessions doctor` reports: it does
-/// not begin with `{` (JSON that is no object, leading blanks), it is not
-/// UTF-8, or it is very long.
+/// not begin with `{` (JSON that is no object, leading blanks), it is very
+/// long, or it is not UTF-8.
 fn odd_line(line: &[u8]) -> bool {
     line.first() != Some(&b'{')
         || line.len() > LONG_LINE
@@ -58,6 +58,18 @@ pub enum OpenOutcome {
 impl Session {
     /// Loads a session file. The manager's state changes only when this succeeds.
     pub fn open(&mut self, path: &Path) -> Result<OpenOutcome, SessionError> {
+        self.open_with(path, false)
+    }
+
+    /// `open`, seeing too whether `pi-sessions doctor` could fault the file
+    /// (`may_be_damaged`), so that a recall page runs the doctor only then.
+    /// The UTF-8 check costs about 7-10% of opening a large file, which pi's
+    /// own opens are spared.
+    pub fn open_checked(&mut self, path: &Path) -> Result<OpenOutcome, SessionError> {
+        self.open_with(path, true)
+    }
+
+    fn open_with(&mut self, path: &Path, check: bool) -> Result<OpenOutcome, SessionError> {
         if !path.exists() {
             return Ok(OpenOutcome::Missing);
         }
@@ -65,7 +77,7 @@ impl Session {
         let identity = FileIdentity::of(&source)?;
         let odd = AtomicBool::new(false);
         let (entries, size, unterminated) = read_lines_parallel(&source, |line| {
-            if odd_line(line) {
+            if check && odd_line(line) {
                 odd.store(true, Ordering::Relaxed);
             }
             let mut finder = lazy::CutFinder::new(lazy::THRESHOLD);
@@ -76,7 +88,8 @@ impl Session {
                 LineRead::Skipped => None,
             }
         })?;
-        let lines_damaged = unterminated || odd.into_inner() || lines_between(&entries, size);
+        let lines_damaged =
+            check && (unterminated || odd.into_inner() || lines_between(&entries, size));
         let mut metas = Vec::with_capacity(entries.len());
         let mut lines = Vec::with_capacity(entries.len());
         let mut cuts = Vec::with_capacity(entries.len());
@@ -142,8 +155,7 @@ impl Session {
             }
         }
         loaded.index = EntryIndex::from_metas(metas);
-        loaded.may_be_damaged = migration
-            .is_none()
+        loaded.may_be_damaged = (check && migration.is_none())
             .then(|| lines_damaged || loaded.index.tree_may_be_damaged());
         *self = loaded;
         if size >= TRIM_AFTER_OPENING {

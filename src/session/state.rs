@@ -129,8 +129,8 @@ impl Session {
     /// `pi-sessions doctor` would find nothing in it but CRLF line ends (every
     /// line an entry that begins with `{`, valid UTF-8, a header then entries
     /// with string ids whose parents come before them, no id twice, the last
-    /// line ended); `None` when the session was not opened from a file or was
-    /// migrated.
+    /// line ended); `None` when the session was not opened by `open_checked`
+    /// or was migrated.
     pub fn may_be_damaged(&self) -> Option<bool> {
         self.may_be_damaged
     }
