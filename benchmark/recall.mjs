@@ -20,6 +20,12 @@
 //   node benchmark/recall.mjs [--corpus listing-10k] [--samples 5] [--many 10000]
 //                             [--common keybinding] [--many-common tests] [--rare WORD] [--none zebra]
 // Writes benchmark/results-recall.md.
+//
+//   node benchmark/recall.mjs --big FILE [--samples 5] [--around ID]
+// Only recallRead of one big session (linked into a temp agent dir, not copied): 50 messages
+// around its middle message (or ID), the first call in a fresh process, the same call again
+// and the next page in that process, and the process's peak RSS. Writes
+// benchmark/results-recall-big.md.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -36,7 +42,8 @@ const corpusName = opt("--corpus", "listing-10k");
 const corpus = path.join(DATA_DIR, corpusName);
 const many = Number(opt("--many", 10_000));
 const LIMIT = 20;
-if (!fs.existsSync(corpus)) throw new Error(`no corpus at ${corpus} (node benchmark/generate.mjs ${corpusName} --listing-scale 0.05)`);
+const bigFile = opt("--big", undefined);
+if (bigFile === undefined && !fs.existsSync(corpus)) throw new Error(`no corpus at ${corpus} (node benchmark/generate.mjs ${corpusName} --listing-scale 0.05)`);
 const WORKER = path.join(BENCH_DIR, "lib", "recall-worker.mjs");
 const hasRg = spawnSync("rg", ["--version"]).status === 0;
 
@@ -78,6 +85,11 @@ function rounds(sides) {
 	for (const n of names) sides[n]();
 	for (let s = 0; s < samples; s++) for (const n of s % 2 ? [...names].reverse() : names) runs[n].push(sides[n]());
 	return runs;
+}
+
+if (bigFile !== undefined) {
+	readBig(path.resolve(bigFile));
+	process.exit(0);
 }
 
 // ===== the corpus =====
@@ -265,3 +277,56 @@ const lines = [
 const text = lines.join("\n");
 process.stdout.write(`\n${text}`);
 fs.writeFileSync(path.join(BENCH_DIR, "results-recall.md"), text);
+
+// ===== --big: recallRead of one big session =====
+
+/** recallRead around the middle message of `file`, linked into a temp agent dir. */
+function readBig(file) {
+	const agentDir = fs.mkdtempSync(path.join(os.tmpdir(), "pi-recall-big-"));
+	try {
+		const folder = path.join(agentDir, "sessions", "--home-dev-big--");
+		fs.mkdirSync(folder, { recursive: true });
+		const linked = path.join(folder, `2026-01-01T00-00-00-000Z_${path.basename(file, ".jsonl")}.jsonl`);
+		try {
+			fs.linkSync(file, linked);
+		} catch {
+			fs.symlinkSync(file, linked); // another file system: a hard link cannot cross it
+		}
+		let around = opt("--around", undefined);
+		let messages = 0;
+		if (around === undefined) {
+			// Messages' ids by pi's key order (type, id first), read 8 MB at a time: a child
+			// process starts with its parent's peak RSS, which the workers report.
+			const ids = [];
+			const fd = fs.openSync(file, "r");
+			const chunk = Buffer.alloc(8 << 20);
+			let rest = "";
+			for (let n; (n = fs.readSync(fd, chunk, 0, chunk.length, null)) > 0; ) {
+				const text = rest + chunk.toString("latin1", 0, n);
+				const end = text.lastIndexOf("\n") + 1;
+				for (const m of text.slice(0, end).matchAll(/^\{"type":"message","id":"([^"]+)"/gm)) ids.push(m[1]);
+				rest = text.slice(end);
+			}
+			fs.closeSync(fd);
+			messages = ids.length;
+			around = ids[Math.floor(ids.length / 2)];
+		}
+		const size = fs.statSync(file).size;
+		console.log(`recallRead ${path.basename(file)} (${mb(size)}) around ${around}`);
+		const reads = rounds({ ours: () => work(agentDir, "read", { session: linked, around, limit: 50, cwd: "/home/dev/big" }) }).ours;
+		const text = [
+			`## recallRead of one big session, ${samples} samples`,
+			"",
+			`\`node benchmark/recall.mjs --big ${path.basename(file)} --samples ${samples}\`, ${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores (shared: other work ran beside it). Medians of the time inside a fresh process (Node's start left out), page cache warm.`,
+			"",
+			"| session | page | first call | same call again | next page | peak RSS |",
+			"|---|---|---|---|---|---|",
+			`| ${path.basename(file)} (${mb(size)}${messages ? `, ${messages.toLocaleString("en-US")} messages` : ""}) | 50 around ${around} (${reads[0].entries} entries, ${(reads[0].bytes / 1024).toFixed(0)} KB) | ${fmt(median(reads.map((r) => r.ms)))} | ${fmt(median(reads.map((r) => r.again)))} | ${fmt(median(reads.map((r) => r.next)))} | ${mb(median(reads.map((r) => r.rss * 1024)))} |`,
+			"",
+		].join("\n");
+		process.stdout.write(`\n${text}`);
+		fs.writeFileSync(path.join(BENCH_DIR, "results-recall-big.md"), text);
+	} finally {
+		fs.rmSync(agentDir, { recursive: true, force: true });
+	}
+}

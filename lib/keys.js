@@ -70,7 +70,7 @@ function metaOf(entry) {
     const message = entry.message;
     if (message === undefined) role = '\0undefined';
     else if (message === null) role = '\0null';
-    else role = typeof message.role === 'string' ? message.role : '';
+    else role = typeof message.role === 'string' ? message.role : '\0notstring';
   }
   return {
     kind,

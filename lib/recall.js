@@ -20,7 +20,7 @@ const guard = require('./file-guard.js');
 const native = require('./native.js');
 const { grepListedSessions, grepListedFolders, scanParentHeaders } = require('./grep.js');
 const { Heap } = require('./heap.js');
-const { SessionManager, CURRENT_SESSION_VERSION } = require('./session-manager.js');
+const { SessionManager, CURRENT_SESSION_VERSION, recallView, openChecked } = require('./session-manager.js');
 const { loadEntriesFromFile } = require('./loader.js');
 const { checkSession } = require('./doctor.js');
 const text = require('./recall-text.js');
@@ -339,24 +339,93 @@ function readableSessionFile(file, place) {
 }
 
 /**
- * A SessionManager of `file` (`{ manager, target }`, the file a symlink names) that writes
- * nothing pi would not: a file of an older version is migrated in memory
- * (SessionManager.open would write it back migrated).
+ * A SessionManager of `file` (the file a symlink names) that writes nothing pi would not:
+ * a file of an older version is migrated in memory (SessionManager.open would write it
+ * back migrated).
+ */
+function openManager(target, place) {
+  const header = readHeader(target);
+  // Its lines checked as they are read: a whole file needs no doctor (see damageNote).
+  if (header?.version === CURRENT_SESSION_VERSION) return openChecked(target);
+  const cwd = typeof header?.cwd === 'string' && header.cwd !== '' ? header.cwd : place.cwd;
+  return SessionManager.inMemory(cwd, undefined, loadEntriesFromFile(target));
+}
+
+/**
+ * The sessions read lately, kept open for the next page (the model pages with `from`, or
+ * reads around another hit): at most OPEN_KEPT, each closed when its file changes or after
+ * OPEN_IDLE_MS unused. An open manager holds the index, not the file (about 60 MB for a
+ * 500 MB file of 250,000 lines: see docs/recall.md), and the entries of the pages read.
+ */
+const openSessions = new Map();
+const OPEN_KEPT = 2;
+const OPEN_IDLE_MS = 30_000;
+
+/** A file's version as a stat tells it: a kept session is used while this is unchanged. */
+function versionOf(file) {
+  try {
+    const s = fs.statSync(file, { bigint: true });
+    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+  } catch {
+    return null;
+  }
+}
+
+function closeKept(target) {
+  const kept = openSessions.get(target);
+  if (kept === undefined) return;
+  openSessions.delete(target);
+  clearTimeout(kept.timer);
+  kept.manager.close();
+}
+
+/**
+ * `{ manager, target, version }` of `file`: the session kept open from an earlier read
+ * while its file is unchanged, else opened now (see openManager). Taken out of the kept
+ * ones until keepOpen gives it back.
  */
 function openSession(file, place) {
   const target = readableSessionFile(file, place);
-  const header = readHeader(target);
-  if (header?.version === CURRENT_SESSION_VERSION) return { manager: SessionManager.open(target), target };
-  const cwd = typeof header?.cwd === 'string' && header.cwd !== '' ? header.cwd : place.cwd;
-  return { manager: SessionManager.inMemory(cwd, undefined, loadEntriesFromFile(target)), target };
+  const version = versionOf(target);
+  const kept = openSessions.get(target);
+  if (kept !== undefined) {
+    if (version !== null && kept.version === version) {
+      openSessions.delete(target);
+      clearTimeout(kept.timer);
+      return { manager: kept.manager, target, version };
+    }
+    closeKept(target);
+  }
+  const manager = openManager(target, place);
+  // Changed while it was read (or given its missing last newline): not kept.
+  return { manager, target, version: versionOf(target) === version ? version : null };
+}
+
+/** Keeps `manager` open for the next read of `target` (see openSessions), or closes it. */
+function keepOpen({ manager, target, version }) {
+  if (version === null) {
+    manager.close();
+    return;
+  }
+  closeKept(target);
+  const timer = setTimeout(() => {
+    if (openSessions.get(target)?.manager === manager) closeKept(target);
+  }, OPEN_IDLE_MS);
+  timer.unref?.();
+  openSessions.set(target, { manager, version, timer });
+  if (openSessions.size > OPEN_KEPT) closeKept(openSessions.keys().next().value);
 }
 
 /** The doctor's findings of the files read lately, by file version. */
 const damageNotes = new Map();
 const DAMAGE_NOTES_KEPT = 64;
 
-/** A sentence saying that `file` is damaged (what pi-sessions doctor finds), or null. */
-function damageNote(file) {
+/**
+ * A sentence saying that `file` is damaged (what pi-sessions doctor finds), or null.
+ * `mayBeDamaged` is what the open saw: false spares the doctor's pass over the file.
+ */
+function damageNote(file, mayBeDamaged) {
+  if (mayBeDamaged === false) return null;
   let stats;
   try {
     stats = fs.statSync(file);
@@ -450,7 +519,7 @@ class Lineage {
     if (manager === undefined) {
       manager = null;
       try {
-        if (!this.place.sessionFoldersOnly || inSessionFolders(file, this.place)) manager = openSession(file, this.place).manager;
+        if (!this.place.sessionFoldersOnly || inSessionFolders(file, this.place)) manager = openManager(readableSessionFile(file, this.place), this.place);
       } catch {
         manager = null;
       }
@@ -926,18 +995,6 @@ async function recallSearch(options = {}) {
 
 // ===== read =====
 
-/** The newest leaf under entry `id`: down its last child each time. */
-function newestLeafUnder(manager, id) {
-  const seen = new Set([id]);
-  for (let here = id; ; ) {
-    const children = manager.getChildren(here);
-    const next = children.length > 0 ? children[children.length - 1].id : undefined;
-    if (next === undefined || seen.has(next)) return here;
-    seen.add(next);
-    here = next;
-  }
-}
-
 const roleOf = (entry) => (entry.type === 'message' ? (entry.message?.role ?? null) : null);
 
 /** What a page leaves out, in words; '' for nothing. */
@@ -952,7 +1009,12 @@ function leftOutNote(counts, skipped) {
   return `Left out: ${parts.join('; ')}.`;
 }
 
+/**
+ * A page of a branch. The branch is positions of the index (`recallView`): only the
+ * page's entries are built, and those between them that it counts as left out.
+ */
 function readPage(manager, file, o) {
+  const view = recallView(manager);
   const sessionId = manager.getSessionId();
   const has = (id) => manager.getEntry(id) !== undefined;
   const noEntry = (id) => recallError(`No entry '${id}' in session ${sessionId}`, ERR_NO_ENTRY);
@@ -968,52 +1030,51 @@ function readPage(manager, file, o) {
   }
   const target = o.around ?? (o.from !== undefined && o.from !== 'start' ? o.from : undefined);
   if (target !== undefined && !has(target)) throw noEntry(target);
-  let branch = leafId === null || leafId === undefined ? [] : manager.getBranch(leafId);
+  const none = { positions: new Uint32Array(0), readable: new Uint32Array(0), target: -1 };
+  let branch = leafId === null || leafId === undefined ? none : view.branch(leafId, target);
   const headNotes = [];
-  if (target !== undefined && !branch.some((e) => e.id === target)) {
+  if (target !== undefined && branch.target < 0) {
     if (o.leaf !== undefined) throw recallError(`Entry '${target}' is not on the branch to leaf '${o.leaf}'`, ERR_NO_ENTRY);
-    const newLeaf = newestLeafUnder(manager, target);
+    const newLeaf = view.newestLeafUnder(target);
     headNotes.push(`Entry ${target} is not on the branch to the session's leaf ${leafId}: shown is the branch through it, to its newest leaf ${newLeaf}.`);
     leafId = newLeaf;
-    branch = manager.getBranch(newLeaf);
+    branch = view.branch(newLeaf, target);
   }
-  const readable = [];
-  const onBranch = [];
-  branch.forEach((entry, i) => {
-    if (text.isReadable(entry)) {
-      readable.push(entry);
-      onBranch.push(i);
-    }
-  });
+  // onBranch[k]: where the k-th readable entry is on the branch.
+  const { positions, readable: onBranch } = branch;
+  const total = onBranch.length;
 
   const size = o.last ?? o.limit;
   let start = 0;
-  if (o.last !== undefined) start = Math.max(0, readable.length - o.last);
+  if (o.last !== undefined) start = Math.max(0, total - o.last);
   else if (target !== undefined) {
-    const at = branch.findIndex((e) => e.id === target);
+    const at = branch.target;
     let k = onBranch.findIndex((i) => i >= at);
-    if (k === -1) k = readable.length;
-    start = o.around !== undefined ? Math.max(0, Math.min(k - Math.floor((size - 1) / 2), readable.length - size)) : k;
+    if (k === -1) k = total;
+    start = o.around !== undefined ? Math.max(0, Math.min(k - Math.floor((size - 1) / 2), total - size)) : k;
   }
+  // The readable entries a page may show, and the one after them (the next page's first).
+  const end = Math.min(total, start + size + 1);
+  const readable = start < end ? view.entries(Array.from(onBranch.subarray(start, end), (i) => positions[i])) : [];
 
   // The heading first, within the budget: a page is cut after it, never it.
   const name = manager.getSessionName();
   const budget = new text.OutputBudget();
   budget.add([text.oneLine(`Session ${sessionId}${name ? ` "${text.oneLine(name, 80)}"` : ''} · cwd ${manager.getCwd() || '-'} · ${file}`, 2000)]);
-  const damaged = damageNote(file);
+  const damaged = damageNote(file, view.mayBeDamaged());
   if (damaged) budget.add([damaged]);
   budget.add(headNotes);
-  if (readable.length === 0) budget.add([leafId ? `The branch to leaf ${leafId} has no messages.` : 'The session has no entries.']);
-  else if (start >= readable.length) budget.add([`Branch to leaf ${leafId}: ${plural(readable.length, 'message')} and summaries; none after that point.`]);
-  else budget.add([`Branch to leaf ${leafId}: ${plural(readable.length, 'message')} and summaries; this page starts at ${start + 1}.`]);
+  if (total === 0) budget.add([leafId ? `The branch to leaf ${leafId} has no messages.` : 'The session has no entries.']);
+  else if (start >= total) budget.add([`Branch to leaf ${leafId}: ${plural(total, 'message')} and summaries; none after that point.`]);
+  else budget.add([`Branch to leaf ${leafId}: ${plural(total, 'message')} and summaries; this page starts at ${start + 1}.`]);
   budget.add(['']);
 
   const counts = { thinking: 0, images: 0, cutResults: 0 };
   let shown = 0;
   let cut = false;
-  for (let k = start; k < readable.length && shown < size; k++) {
+  for (let k = start; k < total && shown < size; k++) {
     const entryCounts = { thinking: 0, images: 0, cutResults: 0 };
-    const lines = [...text.entryLines(readable[k], { thinking: o.thinking, counts: entryCounts }), ''];
+    const lines = [...text.entryLines(readable[k - start], { thinking: o.thinking, counts: entryCounts }), ''];
     if (!budget.add(lines)) {
       cut = true;
       // An entry larger than a whole page is shown in part rather than never.
@@ -1024,26 +1085,30 @@ function readPage(manager, file, o) {
     shown++;
     if (cut) break;
   }
-  const page = readable.slice(start, start + shown);
+  const page = readable.slice(0, shown);
   const skipped = new Map();
   if (shown > 0) {
-    for (let i = onBranch[start]; i <= onBranch[start + shown - 1]; i++) {
-      const entry = branch[i];
-      if (text.isReadable(entry)) continue;
+    // The entries between the page's first and last that it does not show.
+    const between = [];
+    for (let k = start, i = onBranch[start]; i <= onBranch[start + shown - 1]; i++) {
+      if (i === onBranch[k]) k++;
+      else between.push(positions[i]);
+    }
+    for (const entry of view.entries(between)) {
       const kind = entry.type === 'message' ? `${entry.message?.role} message` : entry.type;
       skipped.set(kind, (skipped.get(kind) ?? 0) + 1);
     }
   }
-  const next = start + shown < readable.length ? (readable[start + shown].id ?? null) : null;
+  const next = start + shown < total ? (readable[shown].id ?? null) : null;
 
   const notes = [];
   if (cut) notes.push('This page stops early at the output limit (50 KB or 2,000 lines); the next page goes on from there.');
   const leftOut = leftOutNote(counts, skipped);
   if (leftOut) notes.push(leftOut);
-  if (shown > 0) notes.push(`This page: ${start + 1}-${start + shown} of ${readable.length}.`);
-  if (start > 0) notes.push(`Before this page: ${plural(Math.min(start, readable.length), 'earlier message')} on this branch (from "start" reads from the first).`);
-  if (next !== null) notes.push(`Next page: from "${next}" (${readable.length - start - shown} more).`);
-  else if (readable.length > 0) notes.push('End of the branch.');
+  if (shown > 0) notes.push(`This page: ${start + 1}-${start + shown} of ${total}.`);
+  if (start > 0) notes.push(`Before this page: ${plural(Math.min(start, total), 'earlier message')} on this branch (from "start" reads from the first).`);
+  if (next !== null) notes.push(`Next page: from "${next}" (${total - start - shown} more).`);
+  else if (total > 0) notes.push('End of the branch.');
 
   return {
     text: budget.text(notes),
@@ -1072,11 +1137,11 @@ async function recallRead(options = {}) {
   place.signal?.throwIfAborted();
   const file = await resolveSession(session, place);
   place.signal?.throwIfAborted();
-  const { manager, target } = openSession(file, place);
+  const opened = openSession(file, place);
   try {
-    return readPage(manager, target, { session, around, from, last, limit, leaf, currentLeafId, thinking });
+    return readPage(opened.manager, opened.target, { session, around, from, last, limit, leaf, currentLeafId, thinking });
   } finally {
-    manager.close();
+    keepOpen(opened);
   }
 }
 

@@ -94,8 +94,40 @@ function headerCwd(header) {
   return typeof header.cwd === 'string' ? header.cwd : undefined;
 }
 
+/**
+ * `SessionManager.open(filePath, sessionDir, cwdOverride)`; with `checkLines`, the native
+ * open also sees whether the doctor could fault the file (recallView's mayBeDamaged(); its
+ * UTF-8 check costs 7-10% of a large file's open, which pi's own opens are spared).
+ */
+function openFile(filePath, sessionDir, cwdOverride, checkLines) {
+  const resolved = paths.resolvePath(filePath);
+  // A file loaded now, or undefined: the constructor opens it (or starts a new session).
+  const load = () => {
+    const loaded = newNative(true);
+    const outcome = call(() => loaded.open(resolved, checkLines));
+    return outcome === 'loaded' || outcome === 'migrated' ? loaded : undefined;
+  };
+  let header = null;
+  let opened;
+  if (cwdOverride === undefined && fs.existsSync(resolved)) {
+    const line = call(() => native.readSessionHeader(resolved));
+    if (line === '\0toolong') {
+      // The bounded header scan is only a shortcut; a full load decides.
+      opened = load();
+      if (opened) header = JSON.parse(opened.line(opened.headerPosition()));
+    } else if (line !== null) {
+      header = JSON.parse(line);
+    }
+  }
+  if (checkLines && opened === undefined && fs.existsSync(resolved)) opened = load();
+  const cwd = cwdOverride ?? (header ? headerCwd(header) : undefined) ?? process.cwd();
+  const dir = sessionDir ? paths.normalizePath(sessionDir) : path.resolve(resolved, '..');
+  return new SessionManager(cwd, dir, resolved, true, undefined, undefined, opened);
+}
+
 /** Set by SessionManager's static block (it reads private state). */
 let accountManager;
+let recallViewOf;
 
 class SessionManager {
   #native;
@@ -801,24 +833,7 @@ class SessionManager {
   }
 
   static open(filePath, sessionDir, cwdOverride) {
-    const resolved = paths.resolvePath(filePath);
-    let header = null;
-    let opened;
-    if (cwdOverride === undefined && fs.existsSync(resolved)) {
-      const line = call(() => native.readSessionHeader(resolved));
-      if (line === '\0toolong') {
-        // The bounded header scan is only a shortcut; a full load decides.
-        opened = newNative(true);
-        const outcome = call(() => opened.open(resolved));
-        if (outcome === 'loaded' || outcome === 'migrated') header = JSON.parse(opened.line(opened.headerPosition()));
-        else opened = undefined;
-      } else if (line !== null) {
-        header = JSON.parse(line);
-      }
-    }
-    const cwd = cwdOverride ?? (header ? headerCwd(header) : undefined) ?? process.cwd();
-    const dir = sessionDir ? paths.normalizePath(sessionDir) : path.resolve(resolved, '..');
-    return new SessionManager(cwd, dir, resolved, true, undefined, undefined, opened);
+    return openFile(filePath, sessionDir, cwdOverride, false);
   }
 
   static continueRecent(cwd, sessionDir) {
@@ -895,6 +910,24 @@ class SessionManager {
       }
       return call(() => n.account(positions, pending));
     };
+    // For lib/recall.js: a page of a branch without building the branch's
+    // entries (positions from Rust, only the page's entries built).
+    recallViewOf = (manager) => ({
+      /** getBranch(leafId)'s path as `{ positions, readable, target }` (see NativeSession.recallBranch). */
+      branch(leafId, target) {
+        const start = leafId ?? manager.#leaf();
+        return manager.#native.recallBranch(start ? keyOf(start) : undefined, target);
+      },
+      /** The entries at `positions`, each built once. */
+      entries: (positions) => manager.#allAt(positions),
+      /** The id of the newest leaf under entry `id` (down its last child each time). */
+      newestLeafUnder(id) {
+        const position = manager.#native.newestLeafUnder(keyOf(id));
+        return position < 0 ? id : manager.#at(position).id;
+      },
+      /** Whether the file opened may be damaged: false, true, or null when not known. */
+      mayBeDamaged: () => manager.#native.mayBeDamaged(),
+    });
   }
 }
 
@@ -905,4 +938,7 @@ module.exports = {
   configureEntries,
   withRelease,
   accountManager: (m) => accountManager(m),
+  recallView: (m) => recallViewOf(m),
+  /** SessionManager.open(file) whose open sees whether the doctor could fault the file (recallView's mayBeDamaged()). */
+  openChecked: (file) => openFile(file, undefined, undefined, true),
 };

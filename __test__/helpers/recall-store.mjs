@@ -59,7 +59,7 @@ function words(rng, min, max) {
 }
 
 /** A session's entries, appended one at a time as pi appends them, a few minutes apart. */
-function fillSession(sm, rng, clock, steps, project, withRecall = false) {
+export function fillSession(sm, rng, clock, steps, project, withRecall = false) {
 	const tick = () => clock.advance(60_000 + rng.int(5 * 60_000));
 	const onBranch = () => sm.getBranch().map((e) => e.id);
 	const user = () => {

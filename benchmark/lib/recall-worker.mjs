@@ -2,7 +2,7 @@
 //
 //   node recall-worker.mjs search  '{"query":"...","limit":20}'   recallSearch, every project, twice
 //   node recall-worker.mjs oracle  '{"query":"...","limit":20}'   the JavaScript oracle of it
-//   node recall-worker.mjs read    '{"session":"...","around":"...","limit":50}'   recallRead, twice
+//   node recall-worker.mjs read    '{"session":"...","around":"...","limit":50}'   recallRead, twice, then its next page
 //   node recall-worker.mjs prompts '{"scope":"all","cwd":"..."}'  the prompt picker over listPrompts
 //
 // PI_CODING_AGENT_DIR names the corpus. Times are inside the process, from the call.
@@ -92,7 +92,11 @@ if (task === "search") {
 } else if (task === "read") {
 	const { recallRead } = require(REPO_ROOT);
 	const { first, ms, again } = await twice(() => recallRead({ session: args.session, around: args.around, limit: args.limit, cwd }));
-	out({ ms, again, entries: first.entries.length, bytes: Buffer.byteLength(first.text) });
+	// The model paging on: the next page of the same branch.
+	const t0 = performance.now();
+	if (first.next !== null) await recallRead({ session: args.session, from: first.next, limit: args.limit, cwd });
+	const next = first.next === null ? Number.NaN : performance.now() - t0;
+	out({ ms, again, next, entries: first.entries.length, bytes: Buffer.byteLength(first.text) });
 } else if (task === "prompts") {
 	// The picker as the pi package opens it: its first screen rendered once the first batch is in.
 	const { listPrompts } = require(REPO_ROOT);

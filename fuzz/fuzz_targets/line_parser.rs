@@ -314,9 +314,9 @@ fn check_read_line(raw: &[u8], decoded: &[u8], parsed: Option<&JsValue>) {
             Some(JsValue::Null) => Role::MessageNull,
             Some(message @ JsValue::Obj(_)) => match message.get("role") {
                 Some(JsValue::Str(r)) => Role::parse(&String::from_utf8_lossy(r)),
-                _ => Role::Other,
+                _ => Role::NotString,
             },
-            Some(_) => Role::Other,
+            Some(_) => Role::NotString,
         }
     };
     assert_eq!(meta.role, role, "message role differs");

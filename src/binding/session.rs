@@ -30,15 +30,21 @@ pub struct JsEntryMeta {
     pub first_kept_index: Option<f64>,
 }
 
+/// The role `metaOf` (lib/keys.js) spells for an entry object.
+fn js_role(is_message: bool, role: &str) -> Role {
+    match (is_message, role) {
+        (false, _) => Role::NotMessage,
+        (true, "\0undefined") => Role::MessageUndefined,
+        (true, "\0null") => Role::MessageNull,
+        (true, "\0notstring") => Role::NotString,
+        (true, r) => Role::parse(r),
+    }
+}
+
 impl From<JsEntryMeta> for EntryMeta {
     fn from(m: JsEntryMeta) -> EntryMeta {
         let kind = Kind::from_type(&m.kind);
-        let role = match (kind, m.role.as_str()) {
-            (Kind::Message, "\0undefined") => Role::MessageUndefined,
-            (Kind::Message, "\0null") => Role::MessageNull,
-            (Kind::Message, r) => Role::parse(r),
-            _ => Role::NotMessage,
-        };
+        let role = js_role(kind == Kind::Message, &m.role);
         let mut meta = EntryMeta::opaque();
         meta.kind = kind;
         meta.id = m.id.into();
@@ -83,6 +89,15 @@ pub struct JsTree {
     pub label_of: Int32Array,
     /// Sort the `js_sort` nodes, then pass the forest to `treeFirstPlaces`.
     pub first_places_pending: bool,
+}
+
+#[napi(object)]
+pub struct JsRecallBranch {
+    pub positions: Uint32Array,
+    /// Indexes into `positions` of the entries a page shows.
+    pub readable: Uint32Array,
+    /// Index into `positions` of the target entry, or -1.
+    pub target: i64,
 }
 
 #[napi(object)]
@@ -356,10 +371,16 @@ impl NativeSession {
         self.inner().flushed = flushed;
     }
 
-    /// "missing", "empty", "loaded" or "migrated".
+    /// "missing", "empty", "loaded" or "migrated". `check_lines`: see too
+    /// whether the doctor could fault the file (`Session::open_checked`).
     #[napi(catch_unwind)]
-    pub fn open(&mut self, env: Env, path: String) -> Result<String> {
-        let outcome = self.inner().open(std::path::Path::new(&path));
+    pub fn open(&mut self, env: Env, path: String, check_lines: Option<bool>) -> Result<String> {
+        let path = std::path::Path::new(&path);
+        let outcome = if check_lines == Some(true) {
+            self.inner().open_checked(path)
+        } else {
+            self.inner().open(path)
+        };
         self.report_memory(&env);
         let outcome = outcome.map_err(to_napi)?;
         Ok(match outcome {
@@ -384,15 +405,7 @@ impl NativeSession {
 
     #[napi(catch_unwind)]
     pub fn persist_plan(&self, role: String, is_message: bool) -> Result<JsPersistPlan> {
-        let role = if !is_message {
-            Role::NotMessage
-        } else {
-            match role.as_str() {
-                "\0undefined" => Role::MessageUndefined,
-                "\0null" => Role::MessageNull,
-                r => Role::parse(r),
-            }
-        };
+        let role = js_role(is_message, &role);
         Ok(match self.inner().persist_plan(role).map_err(to_napi)? {
             PersistPlan::Skip => JsPersistPlan {
                 mode: 0,
@@ -550,6 +563,33 @@ impl NativeSession {
             Some(len) => len as i64,
             None => -1,
         }
+    }
+
+    /// A branch as a page of `recallRead` reads it (`session::recall`).
+    #[napi(catch_unwind)]
+    pub fn recall_branch(&self, leaf: Option<String>, target: Option<String>) -> JsRecallBranch {
+        let branch = self
+            .inner()
+            .index
+            .recall_branch(leaf.as_deref(), target.as_deref());
+        JsRecallBranch {
+            positions: branch.positions.into(),
+            readable: branch.readable.into(),
+            target: branch.target.map_or(-1, i64::from),
+        }
+    }
+
+    /// The position of the newest leaf under the entry with id `key`, or -1
+    /// when that entry is its own leaf.
+    #[napi(catch_unwind)]
+    pub fn newest_leaf_under(&self, key: String) -> i64 {
+        opt_pos(self.inner().index.newest_leaf_under(&key))
+    }
+
+    /// Whether the file opened may be damaged (`Session::may_be_damaged`).
+    #[napi(catch_unwind)]
+    pub fn may_be_damaged(&self) -> Option<bool> {
+        self.inner().may_be_damaged()
     }
 
     #[napi(catch_unwind)]

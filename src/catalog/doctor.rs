@@ -1296,4 +1296,97 @@ mod tests {
         );
         assert_eq!(parse_file_name("notes.jsonl"), None);
     }
+
+    /// What `Session::open` says of a file (`may_be_damaged`), beside the
+    /// doctor's findings but CRLF's: a file the doctor faults is always one
+    /// open flags (lib/recall.js runs the doctor only then), and a file pi
+    /// wrote whole is not. Seeded random damage to random small sessions.
+    #[test]
+    fn open_flags_every_file_the_doctor_faults() {
+        let mut seed: u64 = 0x5eed_d0c7_0123_4567;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let mut flagged_clean = 0;
+        for round in 0..400 {
+            let count = 1 + next(8);
+            let mut lines = vec![header()];
+            for i in 0..count {
+                let parent = (i > 0).then(|| format!("e{}", next(i)));
+                lines.push(entry(&format!("e{i}"), parent.as_deref()));
+            }
+            let damage = next(16);
+            let at = 1 + next(lines.len() as u64 - 1) as usize;
+            let mut tail = "\n";
+            match damage {
+                0 => {
+                    let half = lines[at].len() / 2;
+                    lines[at].truncate(half);
+                }
+                1 => tail = "",
+                2 => lines.insert(at, String::new()),
+                3 => lines.insert(at, "[1]".into()),
+                4 => lines.insert(at, "null".into()),
+                5 => lines[at] = format!("{}\u{0}\u{0}", lines[at]),
+                6 => lines[at] = lines[at].replace("\"x\"", "\"\u{fffd}\""),
+                7 => lines.push(lines[at].clone()),
+                8 => lines.push(entry("late", Some("missing"))),
+                9 => lines
+                    .push(r#"{"type":"message","parentId":"e0","message":{"role":"user"}}"#.into()),
+                10 => lines.insert(at, header()),
+                11 => lines[at] = format!(" {}", lines[at]),
+                12 => lines[at] = format!("{}\r", lines[at]),
+                13 => {
+                    let last = lines.len();
+                    lines.push(entry("p", Some("q")));
+                    lines.push(entry("q", Some("p")));
+                    lines.swap(last, last + 1);
+                }
+                _ => {}
+            }
+            let mut content = lines.join("\n").into_bytes();
+            content.extend_from_slice(tail.as_bytes());
+            if damage == 6 {
+                // Bytes that are no UTF-8 where the text was.
+                let text = "\u{fffd}".as_bytes();
+                if let Some(i) = content.windows(text.len()).position(|w| w == text) {
+                    content.splice(i..i + text.len(), [0xff, 0xfe, b'x']);
+                }
+            }
+            let (dir, file) = in_folder(&content);
+            let report = check(&file).unwrap();
+            let faults: Vec<_> = report
+                .findings
+                .iter()
+                .filter(|f| f.problem != Problem::Crlf)
+                .collect();
+            let mut session = crate::session::Session::new(false);
+            let opened = session.open_checked(&file).is_ok();
+            let flag = session.may_be_damaged();
+            // pi's own open does not look.
+            let mut unchecked = crate::session::Session::new(false);
+            if unchecked.open(&file).is_ok() {
+                assert_eq!(unchecked.may_be_damaged(), None, "round {round}");
+            }
+            if opened && !faults.is_empty() {
+                assert_eq!(
+                    flag,
+                    Some(true),
+                    "round {round}, damage {damage}: {faults:?}"
+                );
+            }
+            if opened && faults.is_empty() && flag == Some(true) {
+                flagged_clean += 1;
+            }
+            if damage >= 14 {
+                assert_eq!(flag, Some(false), "round {round}: a whole file");
+            }
+            fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+        }
+        // Blank lines, leading blanks and CRLF are flagged though the doctor is silent.
+        assert!(flagged_clean < 200, "{flagged_clean}");
+    }
 }

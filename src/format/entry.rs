@@ -77,7 +77,11 @@ pub enum Role {
     Custom,
     HookMessage,
     BashExecution,
+    /// A role that is a string, none of the above.
     Other,
+    /// A message whose `role` is not a string (missing, a number ...), or a
+    /// message that is no object (`entry.message?.role` is undefined).
+    NotString,
     MessageUndefined,
     MessageNull,
 }
@@ -102,6 +106,14 @@ impl Role {
 
     pub fn is_conversation(self) -> bool {
         matches!(self, Role::User | Role::Assistant)
+    }
+
+    /// `typeof entry.message?.role === "string"`.
+    pub fn is_string(self) -> bool {
+        !matches!(
+            self,
+            Role::NotMessage | Role::NotString | Role::MessageUndefined | Role::MessageNull
+        )
     }
 }
 
@@ -324,7 +336,7 @@ fn read_role(
     cur.skip_ws();
     match cur.peek() {
         Some(b'{') => {
-            let mut role = Role::Other;
+            let mut role = Role::NotString;
             for_each_member(cur, |key, cur| {
                 cur.skip_ws();
                 let start = cur.i;
@@ -332,7 +344,7 @@ fn read_role(
                     let seen = read_value(cur, counter)?;
                     role = match seen.text_str() {
                         Some(t) => Role::parse(&t),
-                        None => Role::Other,
+                        None => Role::NotString,
                     };
                 } else {
                     cur.skip_value()?;
@@ -348,7 +360,7 @@ fn read_role(
         }
         _ => {
             cur.skip_value()?;
-            Ok(Role::Other)
+            Ok(Role::NotString)
         }
     }
 }
@@ -798,8 +810,19 @@ mod tests {
         );
         assert_eq!(
             meta(r#"{"type":"message","message":"x"}"#).role,
-            Role::Other
+            Role::NotString
         );
+        assert_eq!(
+            meta(r#"{"type":"message","message":{"role":7}}"#).role,
+            Role::NotString
+        );
+        assert_eq!(
+            meta(r#"{"type":"message","message":{"content":"x"}}"#).role,
+            Role::NotString
+        );
+        let other = meta(r#"{"type":"message","message":{"role":""}}"#).role;
+        assert_eq!(other, Role::Other);
+        assert!(other.is_string());
     }
 
     #[test]

@@ -542,6 +542,33 @@ impl EntryIndex {
         self.walk_to_root(start)
     }
 
+    /// Whether `pi-sessions doctor` could find something wrong with the tree:
+    /// false only when every entry after the header has a string id of its
+    /// own, no entry is a second header, and every truthy parentId names an
+    /// entry before it (no repeated id, no parent missing, no parent cycle).
+    pub fn tree_may_be_damaged(&self) -> bool {
+        let mut entries = 0usize;
+        for (p, meta) in self.metas.iter().enumerate() {
+            if meta.kind == Kind::Session {
+                if p > 0 {
+                    return true;
+                }
+                continue;
+            }
+            entries += 1;
+            if !meta.id_is_string {
+                return true;
+            }
+            if meta.parent_truthy {
+                let parent = self.parents[p];
+                if parent == NO_PARENT || parent as usize >= p {
+                    return true;
+                }
+            }
+        }
+        entries != self.by_id.len()
+    }
+
     /// Whether an entry with this id is on the branch ending at the leaf.
     pub fn on_branch(&self, key: &str) -> bool {
         let leaf = self.leaf.as_deref().filter(|k| is_truthy_key(k));

@@ -4,7 +4,8 @@
 //! The session itself, the state behind the JavaScript `SessionManager`
 //! (`state`), is opened (`open`), written (`persist`), branched (`branch`),
 //! forked (`fork`) and handed to JavaScript as skeletons (`skeletons`);
-//! JavaScript keeps only the entry objects it has handed out.
+//! JavaScript keeps only the entry objects it has handed out; `recall` is what
+//! a page of `recallRead` needs of a branch.
 
 pub mod assembly;
 mod branch;
@@ -17,6 +18,7 @@ pub mod loader;
 mod open;
 mod persist;
 mod read_lines;
+pub mod recall;
 mod skeletons;
 mod state;
 pub mod store;

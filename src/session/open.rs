@@ -2,6 +2,7 @@
 //! cuts found as it is read), a cut last line ended, an old version migrated.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::error::{not_a_session, SessionError};
 use super::file_pool::{line_hash, FileIdentity};
@@ -17,6 +18,32 @@ use crate::format::migrate;
 /// system (about 8 MB of a 100 MB file); under a millisecond, but too much to
 /// pay for each of thousands of small files.
 const TRIM_AFTER_OPENING: u64 = 32 * 1024 * 1024;
+/// A line this long may be too long for the reference (`pi-sessions doctor`'s
+/// too-large finding starts near V8's longest string, 512 MiB).
+const LONG_LINE: usize = 256 << 20;
+
+/// Whether an entry's line may be one `pi-sessions doctor` reports: it does
+/// not begin with `{` (JSON that is no object, leading blanks), it is very
+/// long, or it is not UTF-8.
+fn odd_line(line: &[u8]) -> bool {
+    line.first() != Some(&b'{')
+        || line.len() > LONG_LINE
+        || simdutf8::basic::from_utf8(line).is_err()
+}
+
+/// Whether lines that are no entries (blank, torn, not JSON, falsy) lie
+/// between the entries' lines `(offset, len)`, before the first or after the
+/// last (a file of `size` bytes whose last line is ended).
+fn lines_between<T>(entries: &[(u64, usize, T)], size: u64) -> bool {
+    let mut expected = 0u64;
+    for (offset, len, _) in entries {
+        if *offset != expected {
+            return true;
+        }
+        expected = offset + *len as u64 + 1;
+    }
+    expected != size
+}
 
 pub enum OpenOutcome {
     /// No file at that path: the caller starts a new session there.
@@ -31,12 +58,28 @@ pub enum OpenOutcome {
 impl Session {
     /// Loads a session file. The manager's state changes only when this succeeds.
     pub fn open(&mut self, path: &Path) -> Result<OpenOutcome, SessionError> {
+        self.open_with(path, false)
+    }
+
+    /// `open`, seeing too whether `pi-sessions doctor` could fault the file
+    /// (`may_be_damaged`), so that a recall page runs the doctor only then.
+    /// The UTF-8 check costs about 7-10% of opening a large file, which pi's
+    /// own opens are spared.
+    pub fn open_checked(&mut self, path: &Path) -> Result<OpenOutcome, SessionError> {
+        self.open_with(path, true)
+    }
+
+    fn open_with(&mut self, path: &Path, check: bool) -> Result<OpenOutcome, SessionError> {
         if !path.exists() {
             return Ok(OpenOutcome::Missing);
         }
         let source = store::open_read(path)?;
         let identity = FileIdentity::of(&source)?;
+        let odd = AtomicBool::new(false);
         let (entries, size, unterminated) = read_lines_parallel(&source, |line| {
+            if check && odd_line(line) {
+                odd.store(true, Ordering::Relaxed);
+            }
             let mut finder = lazy::CutFinder::new(lazy::THRESHOLD);
             let read = read_line_with(line, &mut finder);
             let cuts = finder.finish(&read);
@@ -45,6 +88,8 @@ impl Session {
                 LineRead::Skipped => None,
             }
         })?;
+        let lines_damaged =
+            check && (unterminated || odd.into_inner() || lines_between(&entries, size));
         let mut metas = Vec::with_capacity(entries.len());
         let mut lines = Vec::with_capacity(entries.len());
         let mut cuts = Vec::with_capacity(entries.len());
@@ -110,6 +155,8 @@ impl Session {
             }
         }
         loaded.index = EntryIndex::from_metas(metas);
+        loaded.may_be_damaged = (check && migration.is_none())
+            .then(|| lines_damaged || loaded.index.tree_may_be_damaged());
         *self = loaded;
         if size >= TRIM_AFTER_OPENING {
             // The read's blocks and per-line results were freed, much of it on

@@ -53,6 +53,9 @@ pub struct Session {
     /// Bytes of `Line::Owned` lines.
     pub(super) owned_bytes: usize,
     pub(super) recorded: RecordedCuts,
+    /// Whether the file read by `open` may hold what `pi-sessions doctor`
+    /// reports (see `open`); `None` when not known (not opened from a file).
+    pub(super) may_be_damaged: Option<bool>,
 }
 
 /// The cuts (`format::lazy`) of the lines `open` read, found while it read
@@ -118,7 +121,18 @@ impl Session {
             files: PoolOwner::new(),
             owned_bytes: 0,
             recorded: RecordedCuts::default(),
+            may_be_damaged: None,
         }
+    }
+
+    /// Whether the file `open` read may be damaged: `Some(false)` when
+    /// `pi-sessions doctor` would find nothing in it but CRLF line ends (every
+    /// line an entry that begins with `{`, valid UTF-8, a header then entries
+    /// with string ids whose parents come before them, no id twice, the last
+    /// line ended); `None` when the session was not opened by `open_checked`
+    /// or was migrated.
+    pub fn may_be_damaged(&self) -> Option<bool> {
+        self.may_be_damaged
     }
 
     /// About how many bytes of native memory this session holds.
