@@ -43,6 +43,8 @@ const corpus = path.join(DATA_DIR, corpusName);
 const many = Number(opt("--many", 10_000));
 const LIMIT = 20;
 const bigFile = opt("--big", undefined);
+// The machine may be shared: the one-minute load average when the run began, for the record.
+const loadAtStart = os.loadavg()[0].toFixed(2);
 if (bigFile === undefined && !fs.existsSync(corpus)) throw new Error(`no corpus at ${corpus} (node benchmark/generate.mjs ${corpusName} --listing-scale 0.05)`);
 const WORKER = path.join(BENCH_DIR, "lib", "recall-worker.mjs");
 const hasRg = spawnSync("rg", ["--version"]).status === 0;
@@ -256,7 +258,7 @@ const count = (n) => n.toLocaleString("en-US");
 const lines = [
 	`## Recall over ${corpusName} (${count(files.length)} files, ${mb(totalBytes)})${many > 0 ? ` and ${count(many)} small sessions` : ""}, every project, limit ${LIMIT}, ${samples} samples`,
 	"",
-	`\`node benchmark/recall.mjs --corpus ${corpusName} --samples ${samples} --many ${many}\`, ${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores (shared: other work ran beside it). Medians of the time inside a fresh process (Node's start left out), page cache warm, no listing cache file.`,
+	`\`node benchmark/recall.mjs --corpus ${corpusName} --samples ${samples} --many ${many}\`, ${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, load average ${loadAtStart} at the start. Medians of the time inside a fresh process (Node's start left out), page cache warm, no listing cache file.`,
 	"",
 	"| store | query | hits: ours / JS | recallSearch | again, same process | JavaScript (JSON.parse every line, newest file first, stop past 20) | ours / JS | `rg -l -F -i` (its process) |",
 	"|---|---|---|---|---|---|---|---|",
@@ -317,7 +319,7 @@ function readBig(file) {
 		const text = [
 			`## recallRead of one big session, ${samples} samples`,
 			"",
-			`\`node benchmark/recall.mjs --big ${path.basename(file)} --samples ${samples}\`, ${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores (shared: other work ran beside it). Medians of the time inside a fresh process (Node's start left out), page cache warm.`,
+			`\`node benchmark/recall.mjs --big ${path.basename(file)} --samples ${samples}\`, ${new Date().toISOString().slice(0, 16)}Z, ${os.cpus().length} cores, load average ${loadAtStart} at the start. Medians of the time inside a fresh process (Node's start left out), page cache warm.`,
 			"",
 			"| session | page | first call | same call again | next page | peak RSS |",
 			"|---|---|---|---|---|---|",
