@@ -10,6 +10,7 @@ pub mod folder_scan;
 pub mod grep;
 pub mod grep_scan;
 pub mod listing;
+mod prefilter;
 pub mod scanner;
 pub mod search;
 pub mod summaries;
