@@ -195,15 +195,6 @@ function toolOutputLines(text, counts) {
   return kept;
 }
 
-/** Kinds of entries a page shows: messages (but pi's system prompt), summaries, custom messages. */
-function isReadable(entry) {
-  if (entry.type === 'message') {
-    const role = entry.message?.role;
-    return typeof role === 'string' && role !== 'system';
-  }
-  return entry.type === 'compaction' || entry.type === 'branch_summary' || entry.type === 'custom_message';
-}
-
 /**
  * The lines of one entry: a heading (id, what it is, when) and what it says. `counts`
  * gathers what was left out (thinking, images, cut tool outputs).
@@ -258,7 +249,6 @@ module.exports = {
   cutToRoom,
   entryLines,
   formatSize,
-  isReadable,
   oneLine,
   shortTime,
   snippet,

@@ -13,6 +13,15 @@ const { checkSession } = require(path.join(REPO_ROOT, "lib", "doctor.js"));
 
 const ERR_NO_ENTRY = "ERR_PI_ENTRY_NOT_FOUND";
 
+/** Kinds of entries a page shows: messages (but pi's system prompt), summaries, custom messages. */
+function isReadable(entry) {
+  if (entry.type === 'message') {
+    const role = entry.message?.role;
+    return typeof role === 'string' && role !== 'system';
+  }
+  return entry.type === 'compaction' || entry.type === 'branch_summary' || entry.type === 'custom_message';
+}
+
 function recallError(message, code) {
 	const error = new Error(message);
 	error.code = code;
@@ -94,7 +103,7 @@ export function oracleReadPage(manager, file, o) {
   const readable = [];
   const onBranch = [];
   branch.forEach((entry, i) => {
-    if (text.isReadable(entry)) {
+    if (isReadable(entry)) {
       readable.push(entry);
       onBranch.push(i);
     }
@@ -143,7 +152,7 @@ export function oracleReadPage(manager, file, o) {
   if (shown > 0) {
     for (let i = onBranch[start]; i <= onBranch[start + shown - 1]; i++) {
       const entry = branch[i];
-      if (text.isReadable(entry)) continue;
+      if (isReadable(entry)) continue;
       const kind = entry.type === 'message' ? `${entry.message?.role} message` : entry.type;
       skipped.set(kind, (skipped.get(kind) ?? 0) + 1);
     }

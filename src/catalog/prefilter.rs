@@ -530,6 +530,16 @@ fn skip_group(p: &[u8], mut i: usize) -> usize {
 mod tests {
     use super::*;
 
+    /// Seeded numbers below `n` (a linear congruential generator: the same every run).
+    fn numbers(mut seed: u64) -> impl FnMut(u64) -> u64 {
+        move |n| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) % n
+        }
+    }
+
     #[test]
     fn literal_runs_split_on_what_json_may_escape() {
         let p = Prefilter::literal("Say \"hi\"/now", true);
@@ -558,13 +568,7 @@ mod tests {
 
     #[test]
     fn one_pass_for_a_run_and_escapes_finds_the_first_of_either() {
-        let mut seed = 11u64;
-        let mut next = |n: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        };
+        let mut next = numbers(11);
         let pieces: [&[u8]; 12] = [
             b"zeb", b"ZEBRA", b"zebra", b"\\u001b", b"\\u0041", b"\\u0009", b"\\uD800", b"\\ud800",
             b"\\u00", b"raz", b"\"id\":", b"eBRaz",
@@ -605,13 +609,7 @@ mod tests {
             };
             memchr::memmem::find(&hay, run)
         };
-        let mut seed = 7u64;
-        let mut next = |n: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        };
+        let mut next = numbers(7);
         // Runs of letters, of other bytes (found by their caseless part), and of both.
         let alphabet = b"aAbBzZ 1-_\"\xc3\x9f";
         for _ in 0..6000 {

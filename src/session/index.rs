@@ -831,21 +831,28 @@ fn check_role(meta: &EntryMeta, position: u32) -> Result<(), NullishMessage> {
     }
 }
 
+/// For tests: the index of these lines, each an entry.
+#[cfg(test)]
+pub(crate) fn index_of_lines<S: AsRef<str>>(lines: &[S]) -> EntryIndex {
+    use crate::format::entry::{read_line, LineRead};
+    EntryIndex::from_metas(
+        lines
+            .iter()
+            .map(|l| match read_line(l.as_ref().as_bytes()) {
+                LineRead::Entry(m) => m,
+                LineRead::Skipped => panic!("{}", l.as_ref()),
+            })
+            .collect(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::format::entry::{read_line, LineRead};
 
     fn index(lines: &[&str]) -> EntryIndex {
-        EntryIndex::from_metas(
-            lines
-                .iter()
-                .map(|l| match read_line(l.as_bytes()) {
-                    LineRead::Entry(m) => m,
-                    LineRead::Skipped => panic!("{l}"),
-                })
-                .collect(),
-        )
+        index_of_lines(lines)
     }
 
     fn msg(id: &str, parent: Option<&str>, role: &str, ts: &str) -> String {

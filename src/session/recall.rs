@@ -8,7 +8,8 @@ use foldhash::{HashMap, HashSet};
 use super::index::EntryIndex;
 use crate::format::entry::{EntryMeta, Kind, Role, UNDEFINED_KEY};
 
-/// Whether a page shows the entry (lib/recall-text.js `isReadable`): a message
+/// Whether a page shows the entry (what a page showed when it built every
+/// entry of the branch: __test__/helpers/recall-read-oracle.mjs): a message
 /// whose role is a string other than "system"; a compaction, a branch summary
 /// or a custom message.
 pub fn is_readable(meta: &EntryMeta) -> bool {
@@ -89,18 +90,7 @@ impl EntryIndex {
 mod tests {
     use super::*;
     use crate::format::entry::{read_line, LineRead};
-
-    fn index(lines: &[String]) -> EntryIndex {
-        EntryIndex::from_metas(
-            lines
-                .iter()
-                .map(|l| match read_line(l.as_bytes()) {
-                    LineRead::Entry(m) => m,
-                    LineRead::Skipped => panic!("{l}"),
-                })
-                .collect(),
-        )
-    }
+    use crate::session::index::index_of_lines as index;
 
     fn entry(kind: &str, id: &str, parent: Option<&str>, message: &str) -> String {
         let parent = parent.map_or("null".to_string(), |p| format!("\"{p}\""));
