@@ -132,7 +132,8 @@ export function readResultLines(result, expanded, theme) {
 	if (!details) return [firstLine(result)];
 	const next = details.next ? ` · next from ${details.next}` : " · end of branch";
 	const cut = details.truncated ? " · cut at the output limit" : "";
-	const line = `${details.entries.length} entries of ${String(details.sessionId).slice(0, 8)}${next}${cut}`;
+	const count = details.entries.length === 1 ? "1 entry" : `${details.entries.length} entries`;
+	const line = `${count} of ${String(details.sessionId).slice(0, 8)}${next}${cut}`;
 	if (!expanded) return [theme.fg("muted", line)];
 	const text = result.content?.find?.((c) => c.type === "text")?.text ?? "";
 	return [theme.fg("muted", line), ...text.split("\n").map((l) => theme.fg("dim", l))];
