@@ -11,6 +11,7 @@
 //
 //   node __test__/run.mjs __test__/recall-read-differential.test.mjs     SEED=... reproduces a failure
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
@@ -237,4 +238,82 @@ test("a file appended to between two reads is read afresh; one unchanged is read
 	const four = await recallRead({ session: file, cwd, last: 50 });
 	assert.equal(four.sessionId, other.getSessionId());
 	assert.match(four.text, /another session/);
+});
+
+/**
+ * In a new process with the cache folder `cacheDir`: how the recall index of `file` is come
+ * by ("stored", "extended", "built", or null for a file read by a manager), then recallRead
+ * of `file` with each of `options` (outcomes as `outcome` gives them).
+ */
+function readInNewProcess(file, cacheDir, options) {
+	const script = `
+		const { recallRead } = require(${JSON.stringify(path.join(REPO_ROOT, "index.js"))});
+		const native = require(${JSON.stringify(path.join(REPO_ROOT, "lib", "native.js"))});
+		require(${JSON.stringify(path.join(REPO_ROOT, "lib", "listing.js"))}).applyCacheDir();
+		(async () => {
+			const origin = native.openRecallIndex(${JSON.stringify(file)})?.origin() ?? null;
+			const pages = [];
+			for (const o of ${JSON.stringify(options)}) {
+				try {
+					pages.push(await recallRead({ session: ${JSON.stringify(file)}, cwd: ${JSON.stringify(cwd)}, ...o }));
+				} catch (error) {
+					pages.push({ error: { message: error.message, code: error.code, name: error.name } });
+				}
+			}
+			process.stdout.write(JSON.stringify({ origin, pages }));
+		})();`;
+	const run = spawnSync(process.execPath, ["-e", script], { encoding: "utf8", env: { ...process.env, PI_SESSION_NATIVE_CACHE_DIR: cacheDir }, maxBuffer: 1 << 28 });
+	assert.equal(run.status, 0, run.stderr);
+	return JSON.parse(run.stdout);
+}
+
+test("a big session's recall index is kept in the cache folder: a new process reads pages from it, an append extends it, a rewrite makes it anew", async () => {
+	const cacheDir = fs.realpathSync(tempDir("recall-index-cache"));
+	after(() => fs.rmSync(cacheDir, { recursive: true, force: true }));
+	const r = new Rng(SEED ^ 0x1dec);
+	// Over the 8 MB from which an index is kept: a few large tool outputs among pi's entries.
+	const sm = reference.SessionManager.create(cwd, undefined, { id: sessionIdOf(r) });
+	withFakeClock(Date.now() - DAY_MS, (clock) => {
+		for (let i = 0; i < 5; i++) {
+			fillSession(sm, r, clock, 10 + r.int(30), cwd);
+			const output = Array.from({ length: 20_000 }, (_, k) => `${k} ${"y".repeat(80 + r.int(40))}`).join("\n");
+			sm.appendMessage({ role: "toolResult", toolCallId: "call_big", toolName: "bash", content: [{ type: "text", text: output }], isError: false, timestamp: Date.now() });
+		}
+		extras(sm, r);
+	});
+	const file = sm.getSessionFile();
+	assert.ok(fs.statSync(file).size > 8 << 20, "the session is over 8 MB");
+	const check = (expectedOrigin, label) => {
+		const manager = reference.SessionManager.open(file);
+		const ids = manager.getEntries().map((e) => e.id);
+		const options = Array.from({ length: 25 }, () => randomOptions(r, ids));
+		const { origin, pages } = readInNewProcess(file, cacheDir, options);
+		assert.equal(origin, expectedOrigin, label);
+		options.forEach((o, k) => {
+			let expected;
+			try {
+				expected = oraclePage(manager, file, o);
+			} catch (error) {
+				expected = { error: { message: error.message, code: error.code, name: error.name } };
+			}
+			assert.deepEqual(pages[k], expected, `${label} ${JSON.stringify(o)}`);
+		});
+	};
+	check("built", "no index yet");
+	const [stored] = fs.readdirSync(path.join(cacheDir, "recall"));
+	if (process.platform !== "win32") assert.equal(fs.statSync(path.join(cacheDir, "recall", stored)).mode & 0o777, 0o600);
+	check("stored", "the index kept by the process before");
+	withFakeClock(Date.now(), (clock) => fillSession(sm, r, clock, 5 + r.int(20), cwd));
+	check("extended", "lines appended");
+	check("stored", "the extended index kept");
+	// Rewritten by another program to the same size (one id changed): made anew.
+	const bytes = fs.readFileSync(file);
+	const lastId = reference.SessionManager.open(file).getLeafId();
+	fs.writeFileSync(file, bytes.toString("utf8").replace(`"id":"${lastId}"`, `"id":"${lastId.split("").reverse().join("")}"`));
+	assert.equal(fs.statSync(file).size, bytes.length);
+	check("built", "rewritten in place");
+	// Spoiled by an append (a torn line): read by a manager, its damage told.
+	fs.appendFileSync(file, '{"type":"message","id":"torn');
+	check(null, "a torn line appended");
+	assert.deepEqual(fs.readdirSync(path.join(cacheDir, "recall")), [stored]);
 });

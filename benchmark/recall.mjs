@@ -66,8 +66,9 @@ function sessionFiles(agentDir) {
 		.flatMap((d) => fs.readdirSync(path.join(root, d.name)).filter((n) => n.endsWith(".jsonl")).map((n) => path.join(root, d.name, n)));
 }
 
-function work(agentDir, task, input) {
-	const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_SESSION_NATIVE_CACHE_DIR: "" };
+/** `task` in a fresh worker process; `cacheDir` the listing's cache folder ("" for none). */
+function work(agentDir, task, input, cacheDir = "") {
+	const env = { ...process.env, PI_CODING_AGENT_DIR: agentDir, PI_SESSION_NATIVE_CACHE_DIR: cacheDir };
 	const run = spawnSync(process.execPath, [WORKER, task, JSON.stringify(input)], { env, encoding: "utf8", maxBuffer: 1 << 26 });
 	if (run.status !== 0) throw new Error(`${task} failed: ${run.stderr}`);
 	return JSON.parse(run.stdout);

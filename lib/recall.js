@@ -20,8 +20,7 @@ const guard = require('./file-guard.js');
 const native = require('./native.js');
 const { grepListedSessions, grepListedFolders, scanParentHeaders } = require('./grep.js');
 const { Heap } = require('./heap.js');
-const { SessionManager, CURRENT_SESSION_VERSION, recallView, openChecked } = require('./session-manager.js');
-const { loadEntriesFromFile } = require('./loader.js');
+const source = require('./recall-source.js');
 const { checkSession } = require('./doctor.js');
 const text = require('./recall-text.js');
 
@@ -338,82 +337,9 @@ function readableSessionFile(file, place) {
   return verdict.target;
 }
 
-/**
- * A SessionManager of `file` (the file a symlink names) that writes nothing pi would not:
- * a file of an older version is migrated in memory (SessionManager.open would write it
- * back migrated).
- */
+/** A manager of the session file `target` (see recall-source.js openManager). */
 function openManager(target, place) {
-  const header = readHeader(target);
-  // Its lines checked as they are read: a whole file needs no doctor (see damageNote).
-  if (header?.version === CURRENT_SESSION_VERSION) return openChecked(target);
-  const cwd = typeof header?.cwd === 'string' && header.cwd !== '' ? header.cwd : place.cwd;
-  return SessionManager.inMemory(cwd, undefined, loadEntriesFromFile(target));
-}
-
-/**
- * The sessions read lately, kept open for the next page (the model pages with `from`, or
- * reads around another hit): at most OPEN_KEPT, each closed when its file changes or after
- * OPEN_IDLE_MS unused. An open manager holds the index, not the file (about 60 MB for a
- * 500 MB file of 250,000 lines: see docs/recall.md), and the entries of the pages read.
- */
-const openSessions = new Map();
-const OPEN_KEPT = 2;
-const OPEN_IDLE_MS = 30_000;
-
-/** A file's version as a stat tells it: a kept session is used while this is unchanged. */
-function versionOf(file) {
-  try {
-    const s = fs.statSync(file, { bigint: true });
-    return `${s.dev}:${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
-  } catch {
-    return null;
-  }
-}
-
-function closeKept(target) {
-  const kept = openSessions.get(target);
-  if (kept === undefined) return;
-  openSessions.delete(target);
-  clearTimeout(kept.timer);
-  kept.manager.close();
-}
-
-/**
- * `{ manager, target, version }` of `file`: the session kept open from an earlier read
- * while its file is unchanged, else opened now (see openManager). Taken out of the kept
- * ones until keepOpen gives it back.
- */
-function openSession(file, place) {
-  const target = readableSessionFile(file, place);
-  const version = versionOf(target);
-  const kept = openSessions.get(target);
-  if (kept !== undefined) {
-    if (version !== null && kept.version === version) {
-      openSessions.delete(target);
-      clearTimeout(kept.timer);
-      return { manager: kept.manager, target, version };
-    }
-    closeKept(target);
-  }
-  const manager = openManager(target, place);
-  // Changed while it was read (or given its missing last newline): not kept.
-  return { manager, target, version: versionOf(target) === version ? version : null };
-}
-
-/** Keeps `manager` open for the next read of `target` (see openSessions), or closes it. */
-function keepOpen({ manager, target, version }) {
-  if (version === null) {
-    manager.close();
-    return;
-  }
-  closeKept(target);
-  const timer = setTimeout(() => {
-    if (openSessions.get(target)?.manager === manager) closeKept(target);
-  }, OPEN_IDLE_MS);
-  timer.unref?.();
-  openSessions.set(target, { manager, version, timer });
-  if (openSessions.size > OPEN_KEPT) closeKept(openSessions.keys().next().value);
+  return source.openManager(target, readHeader(target), place.cwd);
 }
 
 /** The doctor's findings of the files read lately, by file version. */
@@ -1010,13 +936,12 @@ function leftOutNote(counts, skipped) {
 }
 
 /**
- * A page of a branch. The branch is positions of the index (`recallView`): only the
+ * A page of a branch read through `view` (lib/recall-source.js). The branch is positions: only the
  * page's entries are built, and those between them that it counts as left out.
  */
-function readPage(manager, file, o) {
-  const view = recallView(manager);
-  const sessionId = manager.getSessionId();
-  const has = (id) => manager.getEntry(id) !== undefined;
+function readPage(view, file, o) {
+  const sessionId = view.sessionId();
+  const has = (id) => view.has(id);
   const noEntry = (id) => recallError(`No entry '${id}' in session ${sessionId}`, ERR_NO_ENTRY);
   let leafId;
   if (o.leaf !== undefined) {
@@ -1026,7 +951,7 @@ function readPage(manager, file, o) {
     // pi's leaf, which /tree may have moved off the file's last entry.
     leafId = o.currentLeafId;
   } else {
-    leafId = manager.getLeafId();
+    leafId = view.leafId();
   }
   const target = o.around ?? (o.from !== undefined && o.from !== 'start' ? o.from : undefined);
   if (target !== undefined && !has(target)) throw noEntry(target);
@@ -1058,9 +983,9 @@ function readPage(manager, file, o) {
   const readable = start < end ? view.entries(Array.from(onBranch.subarray(start, end), (i) => positions[i])) : [];
 
   // The heading first, within the budget: a page is cut after it, never it.
-  const name = manager.getSessionName();
+  const name = view.name();
   const budget = new text.OutputBudget();
-  budget.add([text.oneLine(`Session ${sessionId}${name ? ` "${text.oneLine(name, 80)}"` : ''} · cwd ${manager.getCwd() || '-'} · ${file}`, 2000)]);
+  budget.add([text.oneLine(`Session ${sessionId}${name ? ` "${text.oneLine(name, 80)}"` : ''} · cwd ${view.cwd() || '-'} · ${file}`, 2000)]);
   const damaged = damageNote(file, view.mayBeDamaged());
   if (damaged) budget.add([damaged]);
   budget.add(headNotes);
@@ -1137,11 +1062,18 @@ async function recallRead(options = {}) {
   place.signal?.throwIfAborted();
   const file = await resolveSession(session, place);
   place.signal?.throwIfAborted();
-  const opened = openSession(file, place);
-  try {
-    return readPage(opened.manager, opened.target, { session, around, from, last, limit, leaf, currentLeafId, thinking });
-  } finally {
-    keepOpen(opened);
+  const target = readableSessionFile(file, place);
+  for (let attempt = 0; ; attempt++) {
+    const opened = source.takeSource(target, readHeader(target), place.cwd);
+    try {
+      return readPage(opened.source, target, { session, around, from, last, limit, leaf, currentLeafId, thinking });
+    } catch (error) {
+      // Rewritten since its index was made: the next open indexes it again.
+      if (!(error instanceof source.ChangedWhileRead) || attempt > 0) throw error;
+      source.dropSource(opened);
+    } finally {
+      source.keepOpen(opened);
+    }
   }
 }
 

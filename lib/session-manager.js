@@ -941,4 +941,5 @@ module.exports = {
   recallView: (m) => recallViewOf(m),
   /** SessionManager.open(file) whose open sees whether the doctor could fault the file (recallView's mayBeDamaged()). */
   openChecked: (file) => openFile(file, undefined, undefined, true),
+  headerCwd,
 };

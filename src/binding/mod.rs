@@ -12,6 +12,7 @@ mod doctor;
 mod grep;
 mod listing;
 mod memory;
+mod recall;
 mod search;
 mod session;
 mod text;

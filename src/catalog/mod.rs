@@ -11,6 +11,7 @@ pub mod grep;
 pub mod grep_scan;
 pub mod listing;
 mod prefilter;
+pub mod recall_index;
 pub mod scanner;
 pub mod search;
 pub mod summaries;

@@ -241,7 +241,7 @@ fn create_private_dir_all(dir: &Path) -> Result<(), IoFailure> {
 /// Replaces `dir/name` with `data` through a 0600 temporary file renamed over
 /// it, so a reader sees the old file or the new one, and the file that lands
 /// is 0600 whatever mode the one it replaces had.
-fn write_private(dir: &Path, name: &str, data: &[u8]) -> Result<(), IoFailure> {
+pub(crate) fn write_private(dir: &Path, name: &str, data: &[u8]) -> Result<(), IoFailure> {
     use std::io::Write;
     create_private_dir_all(dir)?;
     let target = dir.join(name);
@@ -261,7 +261,7 @@ fn write_private(dir: &Path, name: &str, data: &[u8]) -> Result<(), IoFailure> {
 
 /// Reads a private file, first narrowing its mode to 0600 if it is wider (a
 /// file an earlier version wrote with 0644); a file not ours is read as it is.
-fn read_private(path: &Path) -> std::io::Result<CacheFileBytes> {
+pub(crate) fn read_private(path: &Path) -> std::io::Result<CacheFileBytes> {
     let mut file = File::open(path)?;
     let metadata = file.metadata()?;
     crate::os::narrow_to_private(&file, &metadata);

@@ -28,6 +28,7 @@ pub use error::SessionError;
 pub use fork::fork_file;
 pub use header::{read_header, HeaderScan, MAX_SESSION_HEADER_SCAN_BYTES};
 pub use open::OpenOutcome;
+pub(crate) use open::{lines_between, odd_line};
 pub use persist::PersistPlan;
 pub(crate) use read_lines::read_lines_parallel_in;
 pub use skeletons::SplitLines;

@@ -25,7 +25,7 @@ const LONG_LINE: usize = 256 << 20;
 /// Whether an entry's line may be one `pi-sessions doctor` reports: it does
 /// not begin with `{` (JSON that is no object, leading blanks), it is very
 /// long, or it is not UTF-8.
-fn odd_line(line: &[u8]) -> bool {
+pub(crate) fn odd_line(line: &[u8]) -> bool {
     line.first() != Some(&b'{')
         || line.len() > LONG_LINE
         || simdutf8::basic::from_utf8(line).is_err()
@@ -34,7 +34,7 @@ fn odd_line(line: &[u8]) -> bool {
 /// Whether lines that are no entries (blank, torn, not JSON, falsy) lie
 /// between the entries' lines `(offset, len)`, before the first or after the
 /// last (a file of `size` bytes whose last line is ended).
-fn lines_between<T>(entries: &[(u64, usize, T)], size: u64) -> bool {
+pub(crate) fn lines_between<T>(entries: &[(u64, usize, T)], size: u64) -> bool {
     let mut expected = 0u64;
     for (offset, len, _) in entries {
         if *offset != expected {
