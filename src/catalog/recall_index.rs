@@ -7,8 +7,9 @@
 //! file was rewritten.
 //!
 //! Only a clean file gets one: one `pi-sessions doctor` could not fault
-//! (`Session::open_checked` would find `may_be_damaged` false), of the current
-//! version, every id a distinct non-empty string. There the manager's walks
+//! (`Session::open_checked` would find `may_be_damaged` false: the tests hold
+//! the two to each other), of the current version, every id a distinct
+//! non-empty string. There the manager's walks
 //! reduce to array hops, which is all this holds; any other file is read by
 //! a manager, as before.
 
@@ -19,7 +20,6 @@ use crate::catalog::codec::{Decoder, Encoder};
 use crate::catalog::scanner::{read_private, write_private};
 use crate::format::entry::{read_line, EntryMeta, Kind, LineRead};
 use crate::session::file_pool::line_hash;
-use crate::session::index::EntryIndex;
 use crate::session::recall::{is_readable, RecallBranch};
 use crate::session::store::{self, IoFailure};
 use crate::session::{lines_between, odd_line, read_lines_parallel_in};
@@ -201,15 +201,10 @@ impl RecallIndex {
         if header.kind != Kind::Session
             || !header.id_is_string
             || crate::format::migrate::plan(&metas).is_some()
-            || !metas[1..].iter().all(plain_id)
         {
             return Ok(None);
         }
-        let tree = EntryIndex::from_metas(metas);
-        if tree.tree_may_be_damaged() {
-            return Ok(None);
-        }
-        let count = tree.metas.len();
+        let count = metas.len();
         let mut index = RecallIndex {
             path: path.to_path_buf(),
             version,
@@ -222,20 +217,52 @@ impl RecallIndex {
             readable: Vec::with_capacity(count),
             ids: Vec::new(),
             id_ends: Vec::with_capacity(count),
-            sorted: (1..count as u32).collect(),
+            sorted: Vec::new(),
             last_info: NONE,
         };
-        for (p, meta) in tree.metas.iter().enumerate() {
-            let parent = if p > 0 && meta.parent_truthy {
-                // Clean: a truthy parentId names an entry before it.
-                tree.get(&meta.parent).unwrap_or(NONE)
-            } else {
+        // What `EntryIndex::tree_may_be_damaged` requires (no second header, every id a
+        // string of its own, every truthy parentId an entry before it), judged as the
+        // entries come: an id seen so far is one before.
+        let mut seen: foldhash::HashMap<&str, u32> = foldhash::HashMap::default();
+        seen.reserve(count);
+        for (p, meta) in metas.iter().enumerate() {
+            let parent = if p == 0 {
                 NONE
+            } else {
+                if meta.kind == Kind::Session || !plain_id(meta) {
+                    return Ok(None);
+                }
+                let parent = if meta.parent_truthy {
+                    match seen.get(&*meta.parent) {
+                        Some(&parent) => parent,
+                        None => return Ok(None),
+                    }
+                } else {
+                    NONE
+                };
+                if seen.insert(&meta.id, p as u32).is_some() {
+                    return Ok(None);
+                }
+                parent
             };
             index.push_entry(p as u32, meta, parent);
         }
-        let mut sorted = std::mem::take(&mut index.sorted);
-        sorted.sort_unstable_by(|&a, &b| index.id(a).cmp(index.id(b)));
+        drop(seen);
+        // Most ids are 8 characters: their first 8 bytes, big-endian, order most pairs at once.
+        let mut keyed: Vec<(u64, u32)> = (1..count as u32)
+            .map(|p| {
+                let id = index.id_bytes(p);
+                let mut head = [0u8; 8];
+                let n = id.len().min(8);
+                head[..n].copy_from_slice(&id[..n]);
+                (u64::from_be_bytes(head), p)
+            })
+            .collect();
+        keyed.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| index.id_bytes(a.1).cmp(index.id_bytes(b.1)))
+        });
+        let sorted = keyed.into_iter().map(|(_, p)| p).collect();
         index.sorted = sorted;
         Ok(Some(index))
     }
@@ -314,8 +341,8 @@ impl RecallIndex {
             offset += line.len() as u64 + 1;
         }
         let mut appended: Vec<u32> = new_ids.into_values().collect();
-        appended.sort_unstable_by(|&a, &b| self.id(a).cmp(self.id(b)));
-        self.sorted = merge_by(&self.sorted, &appended, |p| self.id(p));
+        appended.sort_unstable_by(|&a, &b| self.id_bytes(a).cmp(self.id_bytes(b)));
+        self.sorted = merge_by(&self.sorted, &appended, |p| self.id_bytes(p));
         self.version = now;
         self.origin = Origin::Extended;
         Ok(true)
@@ -329,22 +356,26 @@ impl RecallIndex {
         self.offsets.is_empty()
     }
 
-    /// The id of the entry at `position` ('' for the header).
-    pub fn id(&self, position: u32) -> &str {
+    fn id_bytes(&self, position: u32) -> &[u8] {
         let p = position as usize;
         let start = if p == 0 {
             0
         } else {
             self.id_ends[p - 1] as usize
         };
+        &self.ids[start..self.id_ends[p] as usize]
+    }
+
+    /// The id of the entry at `position` ('' for the header).
+    pub fn id(&self, position: u32) -> &str {
         // Ids were read from UTF-8 lines (a clean file has no other).
-        std::str::from_utf8(&self.ids[start..self.id_ends[p] as usize]).unwrap_or("")
+        std::str::from_utf8(self.id_bytes(position)).unwrap_or("")
     }
 
     /// `byId.get(id)`: the position of the entry with this id.
     pub fn get(&self, id: &str) -> Option<u32> {
         self.sorted
-            .binary_search_by(|&p| self.id(p).as_bytes().cmp(id.as_bytes()))
+            .binary_search_by(|&p| self.id_bytes(p).cmp(id.as_bytes()))
             .ok()
             .map(|at| self.sorted[at])
     }
@@ -376,7 +407,7 @@ impl RecallIndex {
         let target = target.and_then(|t| {
             positions
                 .iter()
-                .position(|&p| self.id(p) == t)
+                .position(|&p| self.id_bytes(p) == t.as_bytes())
                 .map(|i| i as u32)
         });
         RecallBranch {
@@ -543,7 +574,7 @@ fn from_le<T, const N: usize>(bytes: &[u8], from: fn([u8; N]) -> T) -> Option<Ve
 }
 
 /// Two runs sorted by `key`, merged.
-fn merge_by<'k>(a: &[u32], b: &[u32], key: impl Fn(u32) -> &'k str) -> Vec<u32> {
+fn merge_by<'k>(a: &[u32], b: &[u32], key: impl Fn(u32) -> &'k [u8]) -> Vec<u32> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
@@ -634,11 +665,11 @@ mod tests {
         let ids: Vec<String> = tree.metas[1..].iter().map(|m| m.id.to_string()).collect();
         for id in ids.iter().map(String::as_str).chain(["nope", "", "s1"]) {
             assert_eq!(index.get(id), tree.get(id), "get {id}");
-            assert_eq!(
-                index.newest_leaf_under(id),
-                tree.newest_leaf_under(id),
-                "leaf under {id}"
-            );
+            // A page asks only of an entry it has.
+            if tree.get(id).is_some() {
+                let under = tree.newest_leaf_under(id);
+                assert_eq!(index.newest_leaf_under(id), under, "leaf under {id}");
+            }
         }
         for leaf in ids.iter().step_by(3) {
             for target in [ids.first(), ids.last(), ids.get(ids.len() / 2)] {
@@ -764,6 +795,51 @@ mod tests {
         assert!(RecallIndex::open(&path, None).unwrap().is_none());
         std::fs::write(&path, header(2) + &entries(&mut next, 0, 5)).unwrap();
         assert!(RecallIndex::open(&path, None).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_index_is_made_exactly_where_the_manager_sees_no_damage() {
+        let dir = dir();
+        let path = dir.join("s.jsonl");
+        let (mut made, mut refused) = (0, 0);
+        for seed in 0..300u64 {
+            let mut next = numbers(seed);
+            let count = 2 + next(30) as usize;
+            let mut lines: Vec<String> = entries(&mut next, 0, count)
+                .lines()
+                .map(str::to_string)
+                .collect();
+            // A few changes a damaged or hand-edited file shows, or none.
+            for _ in 0..next(3) {
+                let at = next(lines.len() as u64) as usize;
+                let other = next(count as u64 + 2);
+                lines[at] = match next(6) {
+                    0 => lines[at].replace(
+                        "\"parentId\":",
+                        &format!("\"parentId\":\"e{other}\",\"was\":"),
+                    ),
+                    1 => lines[at].replace("\"id\":", &format!("\"id\":\"e{other}\",\"was\":")),
+                    2 => lines[at].replace("\"id\":", "\"id\":7,\"was\":"),
+                    3 => lines[at].replace("\"parentId\":", "\"parentId\":0,\"was\":"),
+                    4 => lines[at].replace("\"type\":\"", "\"type\":\"session\",\"was\":\""),
+                    _ => lines[at].replace("\"parentId\":", "\"parentId\":\"\",\"was\":"),
+                };
+            }
+            std::fs::write(&path, header(3) + &lines.join("\n") + "\n").unwrap();
+            let mut session = Session::new(false);
+            session.open_checked(&path).unwrap();
+            let clean = session.may_be_damaged() == Some(false);
+            let index = RecallIndex::open(&path, None).unwrap();
+            assert_eq!(index.is_some(), clean, "seed {seed}: {lines:?}");
+            if let Some(index) = index {
+                assert_as_manager(&index, &path);
+                made += 1;
+            } else {
+                refused += 1;
+            }
+        }
+        assert!(made > 50 && refused > 50, "made {made}, refused {refused}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
