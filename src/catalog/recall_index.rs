@@ -35,6 +35,9 @@ const HEAD_CHECK: u64 = 4096;
 /// Bytes before the indexed end that must be unchanged for an append to extend it.
 const TAIL_CHECK: u64 = 64;
 const MAGIC: &[u8; 16] = b"pisn-recall-v1\0\0";
+/// Indexes kept in the cache folder at most, the least recently written
+/// removed first (each about 2% of its session's size).
+const KEPT: usize = 64;
 const SUBFOLDER: &str = "recall";
 
 /// The version of a file the index describes.
@@ -159,7 +162,9 @@ impl RecallIndex {
         if changed && index.version.size >= persist_from {
             if let Some(dir) = &folder {
                 // A cache that cannot be written only costs the next open its speed.
-                let _ = write_private(dir, &name, &index.encode());
+                if write_private(dir, &name, &index.encode()).is_ok() {
+                    prune(dir, KEPT);
+                }
             }
         }
         Ok(Some(index))
@@ -557,6 +562,25 @@ impl RecallIndex {
     }
 }
 
+/// Removes the least recently written indexes of `dir` beyond the `kept` newest.
+fn prune(dir: &Path, kept: usize) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut indexes: Vec<(std::time::SystemTime, PathBuf)> = read
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".idx"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    if indexes.len() <= kept {
+        return;
+    }
+    indexes.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
+    for (_, path) in &indexes[kept..] {
+        let _ = std::fs::remove_file(path);
+    }
+}
+
 fn le_bytes<T: Copy, const N: usize>(values: &[T], to: fn(T) -> [u8; N]) -> Vec<u8> {
     values.iter().flat_map(|&v| to(v)).collect()
 }
@@ -840,6 +864,34 @@ mod tests {
             }
         }
         assert!(made > 50 && refused > 50, "made {made}, refused {refused}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_cache_folder_keeps_the_newest_indexes() {
+        let dir = dir();
+        let folder = dir.join("recall");
+        std::fs::create_dir_all(&folder).unwrap();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for i in 0..5u64 {
+            let file = folder.join(format!("{i}.idx"));
+            std::fs::write(&file, b"x").unwrap();
+            let when = old + std::time::Duration::from_secs(i);
+            std::fs::File::options()
+                .write(true)
+                .open(&file)
+                .unwrap()
+                .set_modified(when)
+                .unwrap();
+        }
+        std::fs::write(folder.join("other.bin"), b"x").unwrap();
+        prune(&folder, 3);
+        let mut left: Vec<String> = std::fs::read_dir(&folder)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["2.idx", "3.idx", "4.idx", "other.bin"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
