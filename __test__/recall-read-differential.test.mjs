@@ -317,3 +317,26 @@ test("a big session's recall index is kept in the cache folder: a new process re
 	check(null, "a torn line appended");
 	assert.deepEqual(fs.readdirSync(path.join(cacheDir, "recall")), [stored]);
 });
+
+test("a file rewritten between its index and the page's read: the page is read again from a new index", async () => {
+	const native = require(path.join(REPO_ROOT, "lib", "native.js"));
+	const sm = SessionManager.create(cwd);
+	for (let i = 0; i < 6; i++) sm.appendMessage({ role: "user", content: `question ${i}`, timestamp: Date.now() });
+	const file = sm.getSessionFile();
+	const stale = native.openRecallIndex(file);
+	assert.notEqual(stale, null);
+	// Rewritten by another program: every line after the header says something else.
+	fs.writeFileSync(file, fs.readFileSync(file, "utf8").replaceAll("question", "answer!!"));
+	const open = native.openRecallIndex;
+	let calls = 0;
+	native.openRecallIndex = (target) => (calls++ === 0 ? stale : open(target));
+	try {
+		const page = await recallRead({ session: file, cwd, last: 10 });
+		assert.equal(calls, 2, "opened again after the stale index found its lines changed");
+		assert.match(page.text, /answer!! 5/);
+		assert.doesNotMatch(page.text, /question/);
+		assert.equal(page.entries.length, 6);
+	} finally {
+		native.openRecallIndex = open;
+	}
+});

@@ -24,7 +24,6 @@ const OPEN_IDLE_MS = 30_000;
 function managerSource(manager) {
   const view = recallView(manager);
   return {
-    kind: 'manager',
     sessionId: () => manager.getSessionId(),
     cwd: () => manager.getCwd(),
     name: () => manager.getSessionName(),
@@ -48,13 +47,13 @@ function indexSource(index) {
     if (lines === null) throw new ChangedWhileRead('the session file changed while it was read');
     return lines.map((line) => JSON.parse(line));
   };
-  const [header] = entriesAt([0]);
+  // Read when a page first asks: a file changed since it was indexed throws in the page.
+  let header;
+  const headerEntry = () => (header ??= entriesAt([0])[0]);
   return {
-    kind: 'index',
-    origin: index.origin(),
-    sessionId: () => header.id,
+    sessionId: () => headerEntry().id,
     // SessionManager.open's cwd.
-    cwd: () => headerCwd(header) ?? process.cwd(),
+    cwd: () => headerCwd(headerEntry()) ?? process.cwd(),
     name() {
       const position = index.lastInfo();
       if (position < 0) return undefined;
