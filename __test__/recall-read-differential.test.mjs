@@ -329,10 +329,15 @@ test("a file rewritten between its index and the page's read: the page is read a
 	fs.writeFileSync(file, fs.readFileSync(file, "utf8").replaceAll("question", "answer!!"));
 	const open = native.openRecallIndex;
 	let calls = 0;
-	native.openRecallIndex = (target) => (calls++ === 0 ? stale : open(target));
+	const fresh = [];
+	native.openRecallIndex = (target, isFresh) => {
+		fresh.push(isFresh === true);
+		return calls++ === 0 ? stale : open(target, isFresh);
+	};
 	try {
 		const page = await recallRead({ session: file, cwd, last: 10 });
 		assert.equal(calls, 2, "opened again after the stale index found its lines changed");
+		assert.deepEqual(fresh, [false, true], "the second open is made from the file, not from what is kept");
 		assert.match(page.text, /answer!! 5/);
 		assert.doesNotMatch(page.text, /question/);
 		assert.equal(page.entries.length, 6);

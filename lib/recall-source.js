@@ -89,12 +89,15 @@ function openManager(target, header, fallbackCwd) {
   return SessionManager.inMemory(cwd, undefined, loadEntriesFromFile(target));
 }
 
-/** A page source of `target`: its recall index when there is one, else a manager. */
-function openSource(target, header, fallbackCwd) {
+/**
+ * A page source of `target`: its recall index when there is one (with `fresh`, made from
+ * the file whatever is kept), else a manager.
+ */
+function openSource(target, header, fallbackCwd, fresh) {
   if (header?.version === CURRENT_SESSION_VERSION) {
     // The index is kept in the listing's cache folder, as configured or by the environment.
     listing.applyCacheDir();
-    const index = native.openRecallIndex(target);
+    const index = native.openRecallIndex(target, fresh);
     if (index !== null) return indexSource(index);
   }
   return managerSource(openManager(target, header, fallbackCwd));
@@ -122,13 +125,14 @@ function closeKept(target) {
 
 /**
  * `{ source, target, version }`: the source kept from an earlier read while `target` is
- * unchanged, else opened now (see openSource). Taken out of the kept ones until keepOpen
+ * unchanged, else opened now (see openSource; `fresh`: neither kept nor stored). Taken out of the kept ones until keepOpen
  * gives it back.
  */
-function takeSource(target, header, fallbackCwd) {
+function takeSource(target, header, fallbackCwd, fresh = false) {
   const version = versionOf(target);
   const kept = openSources.get(target);
-  if (kept !== undefined) {
+  if (kept !== undefined && fresh) closeKept(target);
+  else if (kept !== undefined) {
     if (version !== null && kept.version === version) {
       openSources.delete(target);
       clearTimeout(kept.timer);
@@ -136,7 +140,7 @@ function takeSource(target, header, fallbackCwd) {
     }
     closeKept(target);
   }
-  const source = openSource(target, header, fallbackCwd);
+  const source = openSource(target, header, fallbackCwd, fresh);
   // Changed while it was read (or given its missing last newline): not kept.
   return { source, target, version: versionOf(target) === version ? version : null };
 }

@@ -1064,7 +1064,7 @@ async function recallRead(options = {}) {
   place.signal?.throwIfAborted();
   const target = readableSessionFile(file, place);
   for (let attempt = 0; ; attempt++) {
-    const opened = source.takeSource(target, readHeader(target), place.cwd);
+    const opened = source.takeSource(target, readHeader(target), place.cwd, attempt > 0);
     try {
       return readPage(opened.source, target, { session, around, from, last, limit, leaf, currentLeafId, thinking });
     } catch (error) {

@@ -15,12 +15,18 @@ pub struct NativeRecallIndex {
 }
 
 /// The recall index of `path`, kept in the listing's cache folder when one is
-/// set; `null` when the file is not clean (a manager reads it then).
+/// set (with `fresh`, made from the file whatever is kept); `null` when the
+/// file is not clean (a manager reads it then).
 #[napi(catch_unwind)]
-pub fn open_recall_index(path: String) -> Result<Option<NativeRecallIndex>> {
+pub fn open_recall_index(path: String, fresh: Option<bool>) -> Result<Option<NativeRecallIndex>> {
     let cache = LISTINGS.cache_dir();
-    let index =
-        RecallIndex::open(std::path::Path::new(&path), cache.as_deref()).map_err(io_to_napi)?;
+    let path = std::path::Path::new(&path);
+    let index = if fresh == Some(true) {
+        RecallIndex::open_fresh(path, cache.as_deref())
+    } else {
+        RecallIndex::open(path, cache.as_deref())
+    }
+    .map_err(io_to_napi)?;
     Ok(index.map(|inner| NativeRecallIndex { inner }))
 }
 

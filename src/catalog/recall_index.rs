@@ -127,14 +127,27 @@ impl RecallIndex {
     /// (and stored, for files of `PERSIST_FROM` bytes on, when `cache_dir` is
     /// given). `None` when the file is not clean (see the module's note).
     pub fn open(path: &Path, cache_dir: Option<&Path>) -> Result<Option<RecallIndex>, IoFailure> {
-        RecallIndex::open_from(path, cache_dir, PERSIST_FROM)
+        RecallIndex::open_from(path, cache_dir, PERSIST_FROM, true)
     }
 
-    /// `open`, storing indexes of files of `persist_from` bytes on.
+    /// `open` made from the file whatever is stored: for a file whose lines
+    /// were found changed under a stored index that its version did not tell
+    /// (a rewrite of the same size that set its times back, where the OS has
+    /// no change time).
+    pub fn open_fresh(
+        path: &Path,
+        cache_dir: Option<&Path>,
+    ) -> Result<Option<RecallIndex>, IoFailure> {
+        RecallIndex::open_from(path, cache_dir, PERSIST_FROM, false)
+    }
+
+    /// `open`, storing indexes of files of `persist_from` bytes on, and
+    /// reading the stored one when `use_stored`.
     fn open_from(
         path: &Path,
         cache_dir: Option<&Path>,
         persist_from: u64,
+        use_stored: bool,
     ) -> Result<Option<RecallIndex>, IoFailure> {
         let file = store::open_read(path)?;
         let now = version_of(&file)?;
@@ -142,7 +155,7 @@ impl RecallIndex {
         let name = stored_name(path);
         let stored = folder
             .as_deref()
-            .filter(|_| now.size >= persist_from)
+            .filter(|_| use_stored && now.size >= persist_from)
             .and_then(|dir| RecallIndex::load(&dir.join(&name), path));
         let (index, changed) = match stored {
             Some(index) if index.version == now => (Some(index), false),
@@ -737,7 +750,7 @@ mod tests {
             let first = 1 + next(100) as usize;
             std::fs::write(&path, header(3) + &entries(&mut next, 0, first)).unwrap();
             let open = |path: &Path| {
-                RecallIndex::open_from(path, Some(&cache), 0)
+                RecallIndex::open_from(path, Some(&cache), 0, true)
                     .unwrap()
                     .expect("clean")
             };
@@ -756,6 +769,13 @@ mod tests {
                 assert_as_manager(&extended, &path);
                 assert_eq!(open(&path).origin, Origin::Stored);
             }
+            assert_eq!(
+                RecallIndex::open_from(&path, Some(&cache), 0, false)
+                    .unwrap()
+                    .unwrap()
+                    .origin,
+                Origin::Built
+            );
             // Rewritten in place, the same size: the head differs, so it is indexed afresh.
             let text = std::fs::read_to_string(&path)
                 .unwrap()
@@ -800,12 +820,12 @@ mod tests {
             );
             let cache = dir.join("cache");
             std::fs::write(&path, &good).unwrap();
-            assert!(RecallIndex::open_from(&path, Some(&cache), 0)
+            assert!(RecallIndex::open_from(&path, Some(&cache), 0, true)
                 .unwrap()
                 .is_some());
             store::append(&path, spoiler.as_bytes()).unwrap();
             assert!(
-                RecallIndex::open_from(&path, Some(&cache), 0)
+                RecallIndex::open_from(&path, Some(&cache), 0, true)
                     .unwrap()
                     .is_none(),
                 "appended {spoiler:?}"
