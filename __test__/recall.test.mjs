@@ -320,3 +320,47 @@ test("an old session file is read without being rewritten (migrated in memory)",
 	assert.deepEqual(fs.readFileSync(file), before, "the file is as it was");
 	fs.rmSync(folder, { recursive: true });
 });
+
+test("a session named by id or id prefix is the one pi's listing names (this project first, then all), found by headers", async () => {
+	// The rule, on pi's own listing: an exact id first, else the sessions the prefix begins.
+	const oracleFile = async (arg, cwd) => {
+		for (const sessions of [await reference.SessionManager.list(cwd), await reference.SessionManager.listAll()]) {
+			const exact = sessions.filter((s) => s.id === arg);
+			const found = exact.length > 0 ? exact : sessions.filter((s) => s.id.startsWith(arg));
+			if (found.length === 1) return found[0].path;
+			if (found.length > 1) return { ambiguous: found.length };
+		}
+		return null;
+	};
+	// A session file not named for its id (copied by hand): found by its header all the same.
+	const source = store.files.find((f) => f !== store.damaged);
+	const renamed = path.join(path.dirname(source), "copied-by-hand.jsonl");
+	const header = JSON.parse(fs.readFileSync(source, "utf8").split("\n")[0]);
+	const copiedId = `${header.id.slice(0, 9)}c0ffee-0000-7000-8000-000000000000`.slice(0, header.id.length);
+	fs.writeFileSync(renamed, fs.readFileSync(source, "utf8").replace(header.id, copiedId));
+	try {
+		const ids = (await reference.SessionManager.listAll()).map((s) => s.id);
+		const r = new Rng(SEED ^ 0x1d5);
+		let unique = 0;
+		let ambiguous = 0;
+		for (const id of ids) {
+			for (const arg of [id, id.slice(0, 8 + r.int(id.length - 8)), id.slice(0, 4 + r.int(6))]) {
+				const cwd = r.bool() ? alpha : beta;
+				const expected = await oracleFile(arg, cwd);
+				let ours;
+				try {
+					ours = (await recallRead({ session: arg, cwd, last: 1 })).sessionFile;
+				} catch (error) {
+					ours = error.code === "ERR_PI_SESSION_AMBIGUOUS" ? { ambiguous: Number(/matches (\d+) sessions/.exec(error.message)[1]) } : error.code;
+				}
+				assert.deepEqual(ours, expected === null ? "ERR_PI_SESSION_NOT_FOUND" : expected, `${arg} from ${cwd}`);
+				if (typeof expected === "string") unique++;
+				else ambiguous++;
+			}
+		}
+		assert.ok(unique > 10 && ambiguous > 0, `unique ${unique}, ambiguous ${ambiguous}`);
+		assert.equal((await recallRead({ session: copiedId, cwd: alpha, last: 1 })).sessionFile, renamed);
+	} finally {
+		fs.rmSync(renamed);
+	}
+});

@@ -276,7 +276,8 @@ function describeSession(s) {
 
 /**
  * The file of `arg`: "current" or "parent" (the files the caller named), a path, a full
- * id or a unique id prefix; ids are looked for in this project first, then in all.
+ * id or a unique id prefix; ids are looked for in this project first, then in all, by the
+ * sessions' headers (the listing only names the sessions a prefix matches when it is not unique).
  */
 async function resolveSession(arg, place) {
   if (arg === 'current' || arg === 'parent') {
@@ -298,6 +299,13 @@ async function resolveSession(arg, place) {
     return file;
   }
   for (const scope of SCOPES) {
+    // By their headers, as pi's findById finds a session: no file is read further.
+    const byHeader = sessionsWithIdPrefix(place, scope, arg);
+    const exactHeader = byHeader.filter((s) => s.id === arg);
+    const foundHeader = exactHeader.length > 0 ? exactHeader : byHeader;
+    if (foundHeader.length === 1) return foundHeader[0].path;
+    if (foundHeader.length === 0) continue;
+    // Two or more: the listing names them (newest first) in the message.
     const sessions = await listScope(place, scope);
     const exact = sessions.filter((s) => s.id === arg);
     const found = exact.length > 0 ? exact : sessions.filter((s) => s.id.startsWith(arg));
@@ -312,6 +320,28 @@ async function resolveSession(arg, place) {
     }
   }
   throw recallError(`No session found with the id or id prefix '${arg}', in this project or any other`, ERR_NOT_FOUND);
+}
+
+/**
+ * `{ path, id }` of the sessions of a scope whose header id starts with `prefix` (only their
+ * headers read), in the scope's cwd if it has one.
+ */
+function sessionsWithIdPrefix(place, scope, prefix) {
+  const files = scopeFiles(place, scope);
+  const found = [];
+  files.dirs.forEach((dir, folder) => {
+    for (const [name, line] of native.findSessionsWithIdPrefix(dir, prefix) ?? []) {
+      let header;
+      try {
+        header = JSON.parse(line);
+      } catch {
+        continue;
+      }
+      if (files.cwd !== undefined && !listing.sessionCwdMatches(typeof header.cwd === 'string' ? header.cwd : '', files.cwd)) continue;
+      found.push({ path: files.fileOf(folder, name).path, id: header.id });
+    }
+  });
+  return found;
 }
 
 /** What the listing makes of `file` in this project or in all, else what its header says. */

@@ -531,6 +531,21 @@ pub fn find_sessions_with_id(dir: String, id: String, whole: bool) -> Option<JsS
     })
 }
 
+/// The `.jsonl` files of `dir` whose header id starts with `prefix`, as
+/// [name, header line] in `readdirSync` order; `null` if the folder cannot be read.
+#[napi(catch_unwind)]
+pub fn find_sessions_with_id_prefix(dir: String, prefix: String) -> Option<Vec<Vec<String>>> {
+    let found =
+        crate::catalog::discovery::files_with_id_prefix(std::path::Path::new(&dir), &prefix)
+            .ok()?;
+    Some(
+        found
+            .into_iter()
+            .map(|(path, line)| vec![file_name(&path), lossy(&line)])
+            .collect(),
+    )
+}
+
 /// `findMostRecentSession`'s order: the `.jsonl` file names of `dir`, newest
 /// first; `null` where the reference gives up.
 #[napi(catch_unwind)]

@@ -62,6 +62,16 @@ impl<'a> Folder<'a> {
     /// within the first read; anything else is left to the full scan of
     /// `read_header`.
     fn header_with_id(&self, name: &OsStr, id: &str) -> Option<Vec<u8>> {
+        self.header_where(name, id, |meta| meta_has_id(meta, id))
+    }
+
+    /// `header_with_id` of a header whose `accept`ed id holds `needle`.
+    fn header_where(
+        &self,
+        name: &OsStr,
+        needle: &str,
+        accept: impl Fn(&crate::format::entry::EntryMeta) -> bool,
+    ) -> Option<Vec<u8>> {
         let mut buf = [0u8; 1024];
         let read = self.held.read_start(name, &mut buf);
         if let Ok(n) = read {
@@ -69,12 +79,12 @@ impl<'a> Folder<'a> {
                 let line = &buf[..end];
                 // Most headers hold another id: told from the bytes, with the
                 // line only checked to parse (else the header may follow).
-                if cannot_hold(line, id) && !crate::format::entry::line_is_skipped(line) {
+                if cannot_hold(line, needle) && !crate::format::entry::line_is_skipped(line) {
                     return None;
                 }
                 match crate::format::entry::read_line(line) {
                     LineRead::Entry(meta) => {
-                        return (meta.kind == Kind::Session && meta_has_id(&meta, id))
+                        return (meta.kind == Kind::Session && accept(&meta))
                             .then(|| line.to_vec());
                     }
                     // A first line that does not parse: the header may follow.
@@ -82,7 +92,12 @@ impl<'a> Folder<'a> {
                 }
             }
         }
-        discovery_header(&self.path.join(name)).filter(|line| header_has_id(line, id))
+        discovery_header(&self.path.join(name)).filter(
+            |line| match crate::format::entry::read_line(line) {
+                LineRead::Entry(header) => accept(&header),
+                LineRead::Skipped => false,
+            },
+        )
     }
 }
 
@@ -125,13 +140,6 @@ fn discovery_header(path: &Path) -> Option<Vec<u8>> {
     match read_header(path) {
         Ok(HeaderScan::Found(line)) => Some(line),
         _ => None,
-    }
-}
-
-fn header_has_id(line: &[u8], id: &str) -> bool {
-    match crate::format::entry::read_line(line) {
-        LineRead::Entry(header) => meta_has_id(&header, id),
-        LineRead::Skipped => false,
     }
 }
 
@@ -239,6 +247,24 @@ pub fn files_with_id(dir: &Path, id: &str, whole: bool) -> std::io::Result<WithI
             complete,
         })
     })
+}
+
+/// The files of `dir` (in `readdirSync` order) whose header id is a string
+/// that starts with `prefix`, with their header lines: the sessions an id
+/// prefix may name, found without reading more of each file than its header.
+pub fn files_with_id_prefix(dir: &Path, prefix: &str) -> std::io::Result<Vec<(PathBuf, Vec<u8>)>> {
+    let names = session_names(dir)?;
+    let folder = Folder::open(dir)?;
+    let headers = parallel_map(&names, threads(), |name| {
+        folder.header_where(name, prefix, |meta| {
+            meta.id_is_string && meta.id.starts_with(prefix)
+        })
+    });
+    Ok(names
+        .iter()
+        .zip(headers)
+        .filter_map(|(name, line)| Some((dir.join(name), line?)))
+        .collect())
 }
 
 /// `findMostRecentSession`'s candidates: the `.jsonl` files of `dir`, newest
@@ -516,6 +542,58 @@ mod tests {
     }
 
     #[test]
+    fn files_with_an_id_prefix_are_found_by_their_headers_whatever_their_names() {
+        let dir = std::env::temp_dir().join(format!("pisn-disc-{}", uuid::Uuid::new_v4()));
+        fs::create_dir_all(&dir).unwrap();
+        let files: [(&str, &[u8]); 6] = [
+            (
+                "2026_abc1.jsonl",
+                b"{\"type\":\"session\",\"id\":\"abc1\"}\n",
+            ),
+            (
+                "renamed.jsonl",
+                b"{\"type\":\"session\",\"id\":\"abc2\"}\n{}\n",
+            ),
+            (
+                "escaped.jsonl",
+                b"{\"type\":\"session\",\"id\":\"\\u0061bc3\"}\n",
+            ),
+            (
+                "after-garbage.jsonl",
+                b"not json\n{\"type\":\"session\",\"id\":\"abc4\"}\n",
+            ),
+            ("other.jsonl", b"{\"type\":\"session\",\"id\":\"xabc\"}\n"),
+            ("number.jsonl", b"{\"type\":\"session\",\"id\":5}\n"),
+        ];
+        for (name, content) in files {
+            fs::write(dir.join(name), content).unwrap();
+        }
+        fs::write(
+            dir.join("abc5.txt"),
+            b"{\"type\":\"session\",\"id\":\"abc5\"}\n",
+        )
+        .unwrap();
+        let found: Vec<String> = files_with_id_prefix(&dir, "abc")
+            .unwrap()
+            .iter()
+            .map(|(path, _)| path.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            found,
+            [
+                "2026_abc1.jsonl",
+                "after-garbage.jsonl",
+                "escaped.jsonl",
+                "renamed.jsonl"
+            ]
+        );
+        assert_eq!(files_with_id_prefix(&dir, "abc1").unwrap().len(), 1);
+        assert!(files_with_id_prefix(&dir, "zz").unwrap().is_empty());
+        assert!(files_with_id_prefix(&dir.join("missing"), "a").is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn header_with_id_reads_ids_however_spelled() {
         let dir = std::env::temp_dir().join(format!("pisn-disc-{}", uuid::Uuid::new_v4()));
         fs::create_dir_all(&dir).unwrap();
@@ -586,7 +664,9 @@ mod tests {
                 "{name}"
             );
             // The same as reading the header whole and comparing.
-            let whole = discovery_header(&dir.join(name)).is_some_and(|l| header_has_id(&l, id));
+            let whole = discovery_header(&dir.join(name)).is_some_and(|l| {
+                matches!(crate::format::entry::read_line(&l), LineRead::Entry(h) if meta_has_id(&h, id))
+            });
             assert_eq!(whole, found, "{name}: {:?}", String::from_utf8_lossy(data));
         }
         fs::remove_dir_all(&dir).unwrap();
