@@ -11,7 +11,8 @@
 //   stopping past 20 hits) and `rg -l -F -i` over the same files when rg is installed (its
 //   time the whole process's, as a shell runs it). The promise: over 10,000 sessions a
 //   common word in under 150 ms, a rare word or none in at most rg's time;
-// - recallRead of 50 messages around an entry in the middle of the corpus's biggest session;
+// - recallRead of 50 messages around an entry in the middle of the corpus's biggest session,
+//   named by its id as the model names it;
 // - the prompt picker: listPrompts into the pi package's PromptPicker, the time to its
 //   first batch, its first screen rendered, 20 prompts and the end; over both stores (the
 //   picker's promise is its first screen in under 100 ms over 10,000 sessions).
@@ -167,8 +168,10 @@ const messages = fs
 		}
 	});
 const around = messages[Math.floor(messages.length / 2)];
-console.log(`recallRead: ${path.basename(biggest)} around ${around}`);
-const reads = rounds({ ours: () => work(corpus, "read", { session: biggest, around, limit: 50 }) }).ours;
+// Named by its id, as session_read is called with a search hit's sessionId.
+const biggestId = JSON.parse(fs.readFileSync(biggest, "utf8").split("\n", 1)[0]).id;
+console.log(`recallRead: ${biggestId} (${path.basename(biggest)}) around ${around}`);
+const reads = rounds({ ours: () => work(corpus, "read", { session: biggestId, around, limit: 50 }) }).ours;
 
 // ===== the prompt picker =====
 
@@ -269,7 +272,7 @@ const lines = [
 			`| ${r.label} | ${r.kind} \`${r.word}\`${r.note} | ${r.oursHits} / ${r.jsHits} | ${fmt(r.ours)} | ${fmt(r.again)} | ${fmt(r.js)} (${count(r.jsFiles)} files read) | ${r.ratio.toFixed(2)} | ${r.rg === undefined ? "skipped: rg is not installed" : `${fmt(r.rg)} (${count(r.rgFiles)} files)`} |`,
 	),
 	"",
-	`recallRead, 50 messages around an entry in the middle of the biggest session (${mb(sizes.get(biggest))}, ${count(messages.length)} messages): ${fmt(median(reads.map((r) => r.ms)))}, again in the same process ${fmt(median(reads.map((r) => r.again)))} (the page: ${reads[0].entries} entries, ${(reads[0].bytes / 1024).toFixed(0)} KB of text).`,
+	`recallRead, 50 messages around an entry in the middle of the biggest session, named by its id (${mb(sizes.get(biggest))}, ${count(messages.length)} messages): ${fmt(median(reads.map((r) => r.ms)))}, again in the same process ${fmt(median(reads.map((r) => r.again)))} (the page: ${reads[0].entries} entries, ${(reads[0].bytes / 1024).toFixed(0)} KB of text).`,
 	"",
 	"The prompt picker (listPrompts into the pi package's PromptPicker): the first batch, the first screen rendered, 20 prompts in, every file read.",
 	"",
