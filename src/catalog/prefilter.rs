@@ -32,14 +32,76 @@ pub(super) struct RunFinder {
     /// ripgrep looks for a caseless word), and where they start in the run. A
     /// single byte in both cases stops too often: `Z` ends every timestamp.
     cases: Option<(usize, aho_corasick::packed::Searcher)>,
-    /// `cases` and, after them, the starts of the escapes `tool_call_escape`
-    /// looks for (`\u0`, `\ud`, `\uD`): one pass over a text for both.
-    /// With how many of its patterns are cases of the run.
-    pub(super) cases_or_escapes: Option<(aho_corasick::packed::Searcher, usize)>,
+    /// Every case of a part of the run and, after them, the starts of the
+    /// escapes that could put the run into a tool call's text
+    /// (`tool_call_escapes`): one pass over a text for both. With how many of
+    /// its patterns are cases of the run, and where the part starts in it.
+    pub(super) cases_or_escapes: Option<CasesOrEscapes>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct CasesOrEscapes {
+    searcher: aho_corasick::packed::Searcher,
+    variants: usize,
+    at: usize,
+    /// Where an escape begins before its pattern's start: 1 when the
+    /// patterns leave out the backslash.
+    backslash: usize,
 }
 
 /// What `tool_call_escape` looks for begins so.
 const ESCAPE_STARTS: [&[u8]; 3] = [b"\\u0", b"\\ud", b"\\uD"];
+
+/// The starts of the escapes that could put `run` into a tool call's text
+/// where its line lacks it, five bytes each, looked for without their
+/// backslash (Teddy's fingerprint is at most four bytes): then none is
+/// `u001`, as in the colour codes (`\u001b`) that fill tool output, where a
+/// one-pass search for `\u0` stops by the million. `None` when the run needs
+/// `\u0`, `\ud` and `\uD` (`ESCAPE_STARTS`).
+///
+/// `JSON.stringify` writes a tool call's arguments back as their line holds
+/// them but for the escapes it writes otherwise (`written_otherwise`), so a
+/// run the line lacks must hold bytes such an escape makes: a byte of the run
+/// written as itself (`\u00XX`, XX from 20 to 7e: the start `\u00` and the
+/// high digit), or the part after the backslash of what it writes for a
+/// control or a lone surrogate: `\t` and the like, `\u001b` and the like
+/// (`\` is no run byte, so the run starts there). Those are `\u000` for the
+/// short forms (a run beginning with b, t, n, f or r), and `\u0`, `\ud`, `\uD`
+/// for the hex forms (a run beginning with u or a hex digit: `None`).
+fn tool_call_escapes(run: &[u8], fold: bool) -> Option<Vec<Vec<u8>>> {
+    let first = if fold {
+        run.first()?.to_ascii_lowercase()
+    } else {
+        *run.first()?
+    };
+    if first == b'u' || first.is_ascii_digit() || (b'a'..=b'f').contains(&first) {
+        return None;
+    }
+    let mut escapes: Vec<Vec<u8>> = Vec::new();
+    let mut add = |unit: u8| {
+        // Hex digits in either case.
+        for escape in [format!("\\u{unit:04x}"), format!("\\u{unit:04X}")] {
+            let escape = escape.into_bytes();
+            if !escapes.contains(&escape) {
+                escapes.push(escape);
+            }
+        }
+    };
+    for &b in run {
+        if fold {
+            add(b.to_ascii_lowercase());
+            add(b.to_ascii_uppercase());
+        } else {
+            add(b);
+        }
+    }
+    if b"btnfr".contains(&first) {
+        for unit in [0x08, 0x09, 0x0a, 0x0c, 0x0d] {
+            add(unit);
+        }
+    }
+    Some(escapes)
+}
 
 /// How common a byte is in session files (higher: more common), for picking
 /// the byte to look for: JSON punctuation, then English letters by frequency.
@@ -82,8 +144,23 @@ impl RunFinder {
             (at, at + width)
         });
         let cases = window.and_then(|(at, end)| Some((at, every_case(&run[at..end], &[])?.0)));
-        let cases_or_escapes =
-            window.and_then(|(at, end)| every_case(&run[at..end], &ESCAPE_STARTS));
+        // Four bytes of the run when its escapes' starts are four bytes too
+        // (Teddy's fingerprint is as long as the shortest pattern, at most four).
+        let escapes = tool_call_escapes(&run, fold);
+        let cases_or_escapes = window.and_then(|(at, end)| {
+            let (escapes, backslash) = match &escapes {
+                // Their last three bytes, which `\u001b` has not.
+                Some(escapes) => (escapes.iter().map(|e| &e[3..]).collect(), 3),
+                None => (ESCAPE_STARTS.to_vec(), 0),
+            };
+            let (searcher, variants) = every_case(&run[at..end], &escapes)?;
+            Some(CasesOrEscapes {
+                searcher,
+                variants,
+                at,
+                backslash,
+            })
+        });
         RunFinder {
             run,
             fold,
@@ -148,11 +225,16 @@ impl RunFinder {
         start + n <= hay.len() && hay[start..start + n].eq_ignore_ascii_case(&self.run)
     }
 
-    /// Where, at or after `from`, the run starts or an escape `tool_call_escape`
-    /// finds does, in one pass (`cases_or_escapes`, which the caller knows is there).
+    /// Where, at or after `from`, the run starts or an escape starts that could
+    /// put it into a tool call's text (`tool_call_escapes`), in one pass
+    /// (`cases_or_escapes`, which the caller knows is there).
     pub(super) fn run_or_escape_from(&self, hay: &[u8], from: usize) -> Option<usize> {
-        let (searcher, variants) = self.cases_or_escapes.as_ref()?;
-        let (at, _) = self.cases.as_ref()?;
+        let CasesOrEscapes {
+            searcher,
+            variants,
+            at,
+            backslash,
+        } = self.cases_or_escapes.as_ref()?;
         let mut next = from;
         while next < hay.len() {
             let Some(found) = searcher.find_in(hay, aho_corasick::Span::from(next..hay.len()))
@@ -160,17 +242,21 @@ impl RunFinder {
                 break;
             };
             let s = found.start();
-            let hit = if found.pattern().as_usize() < *variants {
-                s >= from + at && self.fits(hay, s - at)
+            if found.pattern().as_usize() < *variants {
+                if s >= from + at && self.fits(hay, s - at) {
+                    return Some(s - at);
+                }
             } else {
-                escape_at(hay, s).is_some_and(|(unit, capital)| written_otherwise(unit, capital))
-            };
-            if hit {
-                return Some(if found.pattern().as_usize() < *variants {
-                    s - at
-                } else {
-                    s
-                });
+                // Five-byte starts are looked for without their backslash.
+                let escape = s
+                    .checked_sub(*backslash)
+                    .filter(|&e| e >= from && hay[e..].starts_with(&b"\\u0"[..*backslash.max(&1)]));
+                if escape.is_some_and(|e| {
+                    escape_at(hay, e)
+                        .is_some_and(|(unit, capital)| written_otherwise(unit, capital))
+                }) {
+                    return escape;
+                }
             }
             next = s + 1;
         }
@@ -567,36 +653,117 @@ mod tests {
     }
 
     #[test]
-    fn one_pass_for_a_run_and_escapes_finds_the_first_of_either() {
-        let mut next = numbers(11);
-        let pieces: [&[u8]; 12] = [
-            b"zeb", b"ZEBRA", b"zebra", b"\\u001b", b"\\u0041", b"\\u0009", b"\\uD800", b"\\ud800",
-            b"\\u00", b"raz", b"\"id\":", b"eBRaz",
+    fn one_pass_finds_every_text_whose_tool_call_holds_the_run() {
+        // Pieces of a JSON string, each with what `JSON.stringify` writes for
+        // it once parsed (controls short or in small hex, lone surrogates in
+        // small hex, the rest as itself).
+        let pieces: [(&[u8], &[u8]); 20] = [
+            (b"zeb", b"zeb"),
+            (b"ZEBRA", b"ZEBRA"),
+            (b"ra", b"ra"),
+            (b"\\u001b", b"\\u001b"),
+            (b"\\u001B", b"\\u001b"),
+            (b"\\u001E", b"\\u001e"),
+            (b"\\u0041", b"A"),
+            (b"\\u0062", b"b"),
+            (b"\\u0052", b"R"),
+            (b"\\u007A", b"z"),
+            (b"\\u0009", b"\\t"),
+            (b"\\u0008", b"\\b"),
+            (b"\\u000d", b"\\r"),
+            (b"\\uD800", b"\\ud800"),
+            (b"\\udBad", b"\\udbad"),
+            (b"\\u0030", b"0"),
+            (b"001", b"001"),
+            (b"\\\"id\\\":", b"\\\"id\\\":"),
+            (b"eBRaz", b"eBRaz"),
+            (b"ad", b"ad"),
         ];
-        for _ in 0..4000 {
-            let mut hay = Vec::new();
+        let runs: [&[u8]; 9] = [
+            b"zebra", b"ebraz", b"bra", b"raz", b"tzeb", b"u001e", b"dbadzeb", b"rabz", b"0zeb",
+        ];
+        let mut next = numbers(11);
+        let mut told = [0usize; 2];
+        for _ in 0..20_000 {
+            let (mut raw, mut made) = (Vec::new(), Vec::new());
             let long = next(3) == 0;
-            for _ in 0..next(if long { 80 } else { 8 }) {
-                hay.extend_from_slice(pieces[next(pieces.len() as u64) as usize]);
+            for _ in 0..1 + next(if long { 60 } else { 8 }) {
+                let (r, m) = pieces[next(pieces.len() as u64) as usize];
+                raw.extend_from_slice(r);
+                made.extend_from_slice(m);
             }
-            // The part looked for is the run's start, or its end (`raz`).
-            let run = [&b"zebra"[..], b"ebraz"][next(2) as usize];
-            let finder = RunFinder::new(run.to_vec(), true);
-            assert!(finder.cases_or_escapes.is_some());
-            let from = next(hay.len() as u64 + 1) as usize;
-            let run = finder.find_from(&hay, from);
-            let escape = tool_call_escape(&hay, from);
-            let want = match (run, escape) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
+            let run = runs[next(runs.len() as u64) as usize];
+            let fold = next(4) != 0;
+            let finder = RunFinder::new(run.to_vec(), fold);
+            let Some(one_pass) = finder
+                .cases_or_escapes
+                .is_some()
+                .then(|| finder.run_or_escape_from(&raw, 0))
+            else {
+                continue;
             };
-            assert_eq!(
-                finder.run_or_escape_from(&hay, from),
-                want,
-                "{} from {from}",
-                String::from_utf8_lossy(&hay)
-            );
+            let holds = |text: &[u8]| {
+                let (text, run) = if fold {
+                    (text.to_ascii_lowercase(), run.to_ascii_lowercase())
+                } else {
+                    (text.to_vec(), run.to_vec())
+                };
+                memchr::memmem::find(&text, &run)
+            };
+            let what = || {
+                format!(
+                    "{} in {}",
+                    String::from_utf8_lossy(run),
+                    String::from_utf8_lossy(&raw)
+                )
+            };
+            // Where the tool call's text holds the run, the one pass stops.
+            if holds(&made).is_some() {
+                assert!(one_pass.is_some(), "{} (fold {fold})", what());
+                told[usize::from(holds(&raw).is_none())] += 1;
+            }
+            // Where the line holds it, the one pass stops there or before.
+            if let Some(at) = finder.find_from(&raw, 0) {
+                assert!(one_pass.is_some_and(|p| p <= at), "{}", what());
+            }
         }
+        // Both kinds were met: the run written, and the run only an escape makes.
+        assert!(told[0] > 100 && told[1] > 100, "{told:?}");
+    }
+
+    #[test]
+    fn only_runs_a_hex_form_could_begin_need_every_escape_start() {
+        assert_eq!(tool_call_escapes(b"deploy", true), None);
+        assert_eq!(tool_call_escapes(b"u001", false), None);
+        assert_eq!(tool_call_escapes(b"7z", false), None);
+        let escapes = |run: &[u8], fold| {
+            let mut e: Vec<String> = tool_call_escapes(run, fold)
+                .unwrap()
+                .iter()
+                .map(|e| String::from_utf8_lossy(e).into_owned())
+                .collect();
+            e.sort();
+            e
+        };
+        assert_eq!(
+            escapes(b"zeb", true),
+            [
+                "\\u0042", "\\u0045", "\\u005A", "\\u005a", "\\u0062", "\\u0065", "\\u007A",
+                "\\u007a"
+            ]
+        );
+        assert_eq!(
+            escapes(b"zeb", false),
+            ["\\u0062", "\\u0065", "\\u007A", "\\u007a"]
+        );
+        // A run a short form may begin (`\t`): those controls' escapes too.
+        assert_eq!(
+            escapes(b"t", false),
+            [
+                "\\u0008", "\\u0009", "\\u000A", "\\u000C", "\\u000D", "\\u000a", "\\u000c",
+                "\\u000d", "\\u0074"
+            ]
+        );
     }
 
     #[test]
