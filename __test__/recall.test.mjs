@@ -335,6 +335,7 @@ test("a session named by id or id prefix is the one pi's listing names (this pro
 	// A session file not named for its id (copied by hand): found by its header all the same.
 	const source = store.files.find((f) => f !== store.damaged);
 	const renamed = path.join(path.dirname(source), "copied-by-hand.jsonl");
+	const sameId = path.join(path.dirname(source), "same-id-copy.jsonl");
 	const header = JSON.parse(fs.readFileSync(source, "utf8").split("\n")[0]);
 	const copiedId = `${header.id.slice(0, 9)}c0ffee-0000-7000-8000-000000000000`.slice(0, header.id.length);
 	fs.writeFileSync(renamed, fs.readFileSync(source, "utf8").replace(header.id, copiedId));
@@ -360,7 +361,12 @@ test("a session named by id or id prefix is the one pi's listing names (this pro
 		}
 		assert.ok(unique > 10 && ambiguous > 0, `unique ${unique}, ambiguous ${ambiguous}`);
 		assert.equal((await recallRead({ session: copiedId, cwd: alpha, last: 1 })).sessionFile, renamed);
+		// A copy under another name with the same id: the file named for the id is the one, as in pi's findById.
+		fs.copyFileSync(source, sameId);
+		const cwdOfSource = header.cwd;
+		assert.equal((await recallRead({ session: header.id, cwd: cwdOfSource, last: 1 })).sessionFile, source);
 	} finally {
 		fs.rmSync(renamed);
+		fs.rmSync(sameId, { force: true });
 	}
 });

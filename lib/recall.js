@@ -276,8 +276,9 @@ function describeSession(s) {
 
 /**
  * The file of `arg`: "current" or "parent" (the files the caller named), a path, a full
- * id or a unique id prefix; ids are looked for in this project first, then in all, by the
- * sessions' headers (the listing only names the sessions a prefix matches when it is not unique).
+ * id or a unique id prefix; ids are looked for in this project first, then in all: a file
+ * named for the id, else by the sessions' headers (the listing only names the sessions a
+ * prefix matches when it is not unique).
  */
 async function resolveSession(arg, place) {
   if (arg === 'current' || arg === 'parent') {
@@ -299,7 +300,10 @@ async function resolveSession(arg, place) {
     return file;
   }
   for (const scope of SCOPES) {
-    // By their headers, as pi's findById finds a session: no file is read further.
+    // A file named for the id, as pi names them and as its findById takes them.
+    const named = sessionsNamedFor(place, scope, arg);
+    if (named.length === 1) return named[0];
+    // By their headers: no file is read further.
     const byHeader = sessionsWithIdPrefix(place, scope, arg);
     const exactHeader = byHeader.filter((s) => s.id === arg);
     const foundHeader = exactHeader.length > 0 ? exactHeader : byHeader;
@@ -320,6 +324,30 @@ async function resolveSession(arg, place) {
     }
   }
   throw recallError(`No session found with the id or id prefix '${arg}', in this project or any other`, ERR_NOT_FOUND);
+}
+
+/** The files of a scope named `<time>_<id>.jsonl` whose header has that id, in the scope's cwd if it has one. */
+function sessionsNamedFor(place, scope, id) {
+  const files = scopeFiles(place, scope);
+  const suffix = `_${id}.jsonl`;
+  const found = [];
+  files.dirs.forEach((dir, folder) => {
+    let names;
+    try {
+      names = fs.readdirSync(dir);
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      if (!name.endsWith(suffix)) continue;
+      const file = files.fileOf(folder, name).path;
+      const header = readHeader(file);
+      if (header?.id !== id) continue;
+      if (files.cwd !== undefined && !listing.sessionCwdMatches(typeof header.cwd === 'string' ? header.cwd : '', files.cwd)) continue;
+      found.push(file);
+    }
+  });
+  return found;
 }
 
 /**
