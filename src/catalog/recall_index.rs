@@ -545,11 +545,16 @@ impl RecallIndex {
         index.is_consistent().then_some(index)
     }
 
-    /// Every array as long as the entries and every position in range, so no
-    /// lookup of a stored index can go out of bounds.
+    /// Every array as long as the entries, every position in range, parents
+    /// before and children after their entries (as a clean file has them), so
+    /// no lookup of a stored index goes out of bounds and no walk loops.
     fn is_consistent(&self) -> bool {
         let n = self.len();
         let in_range = |p: &u32| *p == NONE || (*p as usize) < n;
+        let ordered = |p: usize| {
+            (self.parents[p] == NONE || (self.parents[p] as usize) < p)
+                && (self.last_child[p] == NONE || (self.last_child[p] as usize) > p)
+        };
         n > 0
             && [
                 self.lens.len(),
@@ -564,6 +569,7 @@ impl RecallIndex {
             && self.sorted.len() == n - 1
             && self.parents.iter().all(in_range)
             && self.last_child.iter().all(in_range)
+            && (0..n).all(ordered)
             && self.sorted.iter().all(|&p| p > 0 && (p as usize) < n)
             && (self.last_info == NONE || (self.last_info as usize) < n)
             && self.id_ends.windows(2).all(|w| w[0] <= w[1])
@@ -784,8 +790,17 @@ mod tests {
             let rebuilt = open(&path);
             assert_eq!(rebuilt.origin, Origin::Built);
             assert_as_manager(&rebuilt, &path);
-            // A stored index that is torn or foreign is read as none.
+            // A stored index whose parents would loop is read as none.
+            let looped = {
+                let mut index = open(&path);
+                let last = index.len() - 1;
+                index.parents[1] = last as u32;
+                index.encode()
+            };
             let stored_file = cache.join(SUBFOLDER).join(stored_name(&path));
+            std::fs::write(&stored_file, looped).unwrap();
+            assert_eq!(open(&path).origin, Origin::Built);
+            // A stored index that is torn or foreign is read as none.
             let bytes = std::fs::read(&stored_file).unwrap();
             std::fs::write(&stored_file, &bytes[..bytes.len() / 2]).unwrap();
             assert_eq!(open(&path).origin, Origin::Built);
