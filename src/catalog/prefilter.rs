@@ -615,16 +615,7 @@ fn skip_group(p: &[u8], mut i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Seeded numbers below `n` (a linear congruential generator: the same every run).
-    fn numbers(mut seed: u64) -> impl FnMut(u64) -> u64 {
-        move |n| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        }
-    }
+    use crate::session::seeded_numbers as numbers;
 
     #[test]
     fn literal_runs_split_on_what_json_may_escape() {

@@ -17,7 +17,7 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use crate::catalog::codec::{Decoder, Encoder};
-use crate::catalog::scanner::{read_private, write_private};
+use crate::catalog::scanner::{checksum, head_checksum, read_private, write_private, TAIL_CHECK};
 use crate::format::entry::{read_line, EntryMeta, Kind, LineRead};
 use crate::session::file_pool::line_hash;
 use crate::session::recall::{is_readable, RecallBranch};
@@ -29,11 +29,6 @@ const NONE: u32 = u32::MAX;
 /// Files under this size are indexed again on each open (a few milliseconds)
 /// rather than leave a file in the cache folder for each session read.
 const PERSIST_FROM: u64 = 8 << 20;
-/// Bytes at the start (at most the file's) whose checksum must be unchanged
-/// for the index to hold.
-const HEAD_CHECK: u64 = 4096;
-/// Bytes before the indexed end that must be unchanged for an append to extend it.
-const TAIL_CHECK: u64 = 64;
 const MAGIC: &[u8; 16] = b"pisn-recall-v1\0\0";
 /// Indexes kept in the cache folder at most, the least recently written
 /// removed first (each about 2% of its session's size).
@@ -89,15 +84,10 @@ pub enum LinesError {
     Io(IoFailure),
 }
 
-fn checksum(bytes: &[u8]) -> u64 {
-    use std::hash::BuildHasher;
-    foldhash::fast::FixedState::with_seed(0x1319_8a2e_0370_7344).hash_one(bytes)
-}
-
 fn version_of(file: &File) -> Result<FileVersion, IoFailure> {
     let st = crate::os::fstat(file).map_err(|e| IoFailure::new(&e, "fstat", None))?;
-    let head = store::read_at(file, 0, st.size.min(HEAD_CHECK) as usize)?;
-    let tail_from = st.size.saturating_sub(TAIL_CHECK);
+    // The head and the bytes before the end, as the scan engine checks a file's.
+    let tail_from = st.size.saturating_sub(TAIL_CHECK as u64);
     let tail = store::read_at(file, tail_from, (st.size - tail_from) as usize)?;
     Ok(FileVersion {
         dev: st.dev,
@@ -105,7 +95,7 @@ fn version_of(file: &File) -> Result<FileVersion, IoFailure> {
         size: st.size,
         mtime: (st.mtime.sec, st.mtime.nsec as i64),
         ctime: (st.ctime.sec, st.ctime.nsec as i64),
-        head: checksum(&head),
+        head: head_checksum(file, st.size)?,
         tail,
     })
 }
@@ -309,8 +299,7 @@ impl RecallIndex {
             return Ok(false);
         }
         // The head as far as the indexed file had one.
-        let head = store::read_at(file, 0, was.size.min(HEAD_CHECK) as usize)?;
-        if checksum(&head) != was.head {
+        if head_checksum(file, was.size)? != was.head {
             return Ok(false);
         }
         let tail_from = was.size - was.tail.len() as u64;
@@ -451,18 +440,17 @@ impl RecallIndex {
     pub fn lines(&self, positions: &[u32]) -> Result<Vec<String>, LinesError> {
         let file = store::open_read(&self.path).map_err(LinesError::Io)?;
         let mut out = Vec::with_capacity(positions.len());
-        let mut buffer = Vec::new();
         for &p in positions {
             let p = p as usize;
             if p >= self.len() {
                 return Err(LinesError::Changed);
             }
-            store::read_at_into(&file, self.offsets[p], self.lens[p] as usize, &mut buffer)
+            let line = store::read_at(&file, self.offsets[p], self.lens[p] as usize)
                 .map_err(LinesError::Io)?;
-            if buffer.len() != self.lens[p] as usize || line_hash(&buffer) != self.hashes[p] {
+            if line.len() != self.lens[p] as usize || line_hash(&line) != self.hashes[p] {
                 return Err(LinesError::Changed);
             }
-            out.push(String::from_utf8(buffer.clone()).map_err(|_| LinesError::Changed)?);
+            out.push(String::from_utf8(line).map_err(|_| LinesError::Changed)?);
         }
         Ok(out)
     }
@@ -637,17 +625,7 @@ fn merge_by<'k>(a: &[u32], b: &[u32], key: impl Fn(u32) -> &'k [u8]) -> Vec<u32>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::session::Session;
-
-    /// Seeded numbers below `n` (an LCG: the tests need variety, not quality).
-    fn numbers(mut seed: u64) -> impl FnMut(u64) -> u64 {
-        move |n| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % n.max(1)
-        }
-    }
+    use crate::session::{seeded_numbers as numbers, temp_dir as dir, Session};
 
     fn header(version: u32) -> String {
         format!("{{\"type\":\"session\",\"version\":{version},\"id\":\"s1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}}\n")
@@ -683,12 +661,6 @@ mod tests {
             ));
         }
         out
-    }
-
-    fn dir() -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("pisn-recall-{}", uuid::Uuid::new_v4()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
     }
 
     /// Every answer of `index` equals the one the manager's index gives on the same file.

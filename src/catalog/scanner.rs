@@ -19,7 +19,7 @@ use crate::session::store::IoFailure;
 
 /// Bytes before the cached end that must still be there for an append-only
 /// continuation; anything else means the file was rewritten.
-const TAIL_CHECK: usize = 64;
+pub(crate) const TAIL_CHECK: usize = 64;
 const HEAD_CHECK: u64 = 4096;
 
 static NEXT_TOKEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
@@ -132,7 +132,7 @@ pub struct ScanCache<A: Accumulator> {
     file: CacheFile,
 }
 
-fn checksum(bytes: &[u8]) -> u64 {
+pub(crate) fn checksum(bytes: &[u8]) -> u64 {
     // Enough to tell a torn or foreign file from ours, at memory speed (the
     // listing cache is about 5% of the sessions' bytes; FNV-1a took 0.2 s for
     // 100 MB).
@@ -521,10 +521,12 @@ impl FileStat {
 
 /// Checksum of the file's first `HEAD_CHECK` bytes, at most up to `end`.
 fn head_of(path: &Path, end: u64) -> Option<u64> {
-    let file = File::open(path).ok()?;
-    store::read_at(&file, 0, end.min(HEAD_CHECK) as usize)
-        .ok()
-        .map(|b| checksum(&b))
+    head_checksum(&File::open(path).ok()?, end).ok()
+}
+
+/// `head_of` an open file (recall indexes check their files' heads so too).
+pub(crate) fn head_checksum(file: &File, end: u64) -> Result<u64, IoFailure> {
+    store::read_at(file, 0, end.min(HEAD_CHECK) as usize).map(|b| checksum(&b))
 }
 
 /// What reading from `base` to `size` gave: the state after the last complete

@@ -34,10 +34,22 @@ pub(crate) use read_lines::read_lines_parallel_in;
 pub use skeletons::SplitLines;
 pub use state::Session;
 
-/// A new empty folder for a test's files.
+/// A new empty folder for a test's files (the catalog's tests use it too).
 #[cfg(test)]
-fn temp_dir() -> std::path::PathBuf {
+pub(crate) fn temp_dir() -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("pisn-session-{}", uuid::Uuid::new_v4()));
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Seeded numbers below `n` for tests (a linear congruential generator: the
+/// same every run; the tests need variety, not quality).
+#[cfg(test)]
+pub(crate) fn seeded_numbers(mut seed: u64) -> impl FnMut(u64) -> u64 {
+    move |n| {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 33) % n.max(1)
+    }
 }
